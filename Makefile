@@ -1,0 +1,35 @@
+# Set-up and checks. `make test` builds .venv when missing and runs the whole suite.
+PYTHON ?= python3
+VENV ?= .venv
+# The CPU build keeps a fresh set-up small; override e.g. TORCH_SPEC="torch" for CUDA.
+TORCH_SPEC ?= torch==2.13.0
+# A local folder of wheels (this machine keeps the CPU torch wheel there) is used when present.
+WHEELS ?= /opt/wheels
+PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: test test-slow lint bench-engine clean
+
+$(BIN)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(PIP_LINKS) "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install -q $(PIP_LINKS) -e ".[dev]"
+	touch $@
+
+test: $(BIN)/.installed
+	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+
+test-slow: $(BIN)/.installed
+	$(BIN)/python -m pytest -q -n 2 -m slow $(PYTEST_ARGS)
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+
+bench-engine: $(BIN)/.installed
+	$(BIN)/python benchmarks/engine_bench.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,30 @@
+"""forty-thieves-env: Forty Thieves (Napoleon at St Helena) and its family for RL research.
+
+The rules engine (:mod:`.rules` over :mod:`.state`) imports neither gymnasium nor torch.
+"""
+
+from .cards import EMPTY, N_CARDS
+from .deals import deal, shuffled_pack
+from .notation import PositionError, card_text, format_move, format_position, parse_card, parse_move, parse_position
+from .state import GameState, IllegalMoveError
+from .variants import PRESETS, Variant, get_variant
+
+__all__ = [
+    "EMPTY",
+    "N_CARDS",
+    "PRESETS",
+    "GameState",
+    "IllegalMoveError",
+    "PositionError",
+    "Variant",
+    "card_text",
+    "deal",
+    "format_move",
+    "format_position",
+    "get_variant",
+    "parse_card",
+    "parse_move",
+    "parse_position",
+    "shuffled_pack",
+]
+__version__ = "0.1.0"

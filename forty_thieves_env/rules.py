@@ -1,0 +1,469 @@
+"""The rules engine: legal moves, applying a move, auto-play, win and stuck tests, the deal.
+
+Every rule of the family is written here once, as numba-compiled kernels over the flat
+state arrays of :mod:`forty_thieves_env.state` (set ``NUMBA_DISABLE_JIT=1`` to run them
+as plain Python). Kernels take ``(s, cfg, ...)``: ``s`` is a ``(size,) int8`` state array,
+``cfg`` the variant's ``(CFG_LEN,) int64`` config from :func:`~.state.config_for`.
+
+Rules (from the rule pages in ``shared/rules``):
+
+* Only the exposed card of a column and the top waste card are playable.
+* A column card goes on the next higher card of its suit (``build="suit"``) or of the
+  other colour (``"alternate"``); ranks do not wrap, so an ace takes nothing and a king
+  moves only to an empty column or a foundation. An empty column takes any card.
+* Runs move as one move only as the variant's ``run_moves`` allows (see
+  :class:`~.variants.Variant`); a run is face-up cards each built on the next by the
+  build rule. A face-down card turns up when it becomes its column's exposed card.
+* A foundation takes the ace of its suit when empty, then the next rank; either pile of a
+  suit may take the next card. Foundation cards never leave.
+* ``s`` turns one stock card onto the waste; with the stock empty and a redeal left it
+  turns the (non-empty) waste over into a new stock that deals in the same order again.
+* Won when all eight foundations hold 13 cards; stuck when not won and nothing is legal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .cards import EMPTY, N_CARDS, N_RANKS
+from .moves import (
+    KIND_COLUMN_COLUMN,
+    KIND_COLUMN_FOUNDATION,
+    KIND_STOCK,
+    KIND_WASTE_COLUMN,
+    KIND_WASTE_FOUNDATION,
+    column_to_column,
+    decode,
+)
+from .state import (
+    CFG_ALTERNATE,
+    CFG_AUTO,
+    CFG_COLUMNS,
+    CFG_DEPTH,
+    CFG_FACE_DOWN,
+    CFG_MAX_RUN,
+    CFG_N_ACTIONS,
+    CFG_OFF_DOWN,
+    CFG_OFF_LEN,
+    CFG_OFF_STOCK,
+    CFG_OFF_TAB,
+    CFG_OFF_WASTE,
+    CFG_PER_COLUMN,
+    CFG_REDEALS,
+    CFG_RUN,
+    CFG_STOCK,
+    RUN_SUPERMOVE,
+    S_FOUND,
+    S_REDEALS,
+    S_STOCK_LEN,
+    S_WASTE_LEN,
+)
+
+# ----------------------------------------------------------------------------- helpers
+
+
+@njit(cache=True, inline="always")
+def fits(cfg, card, target):
+    """Whether ``card`` may be built on ``target`` in a column (both real cards)."""
+    if target % N_RANKS != card % N_RANKS + 1:
+        return False
+    if cfg[CFG_ALTERNATE]:
+        return (card // N_RANKS >= 2) != (target // N_RANKS >= 2)
+    return card // N_RANKS == target // N_RANKS
+
+
+@njit(cache=True, inline="always")
+def foundation_pile(s, card):
+    """Index into ``s`` of the foundation pile that takes ``card`` now, or -1."""
+    p = S_FOUND + 2 * (card // N_RANKS)
+    r = card % N_RANKS
+    if s[p] == r:
+        return p
+    if s[p + 1] == r:
+        return p + 1
+    return -1
+
+
+@njit(cache=True)
+def is_safe(s, cfg, card):
+    """Whether ``card`` can go home now and no card that could be built on it is still out.
+
+    See :class:`~.variants.Variant` (``auto_play_safe``) for the definition and why such a
+    card can never be needed again.
+    """
+    if foundation_pile(s, card) < 0:
+        return False
+    r = card % N_RANKS
+    if r == 0:
+        return True
+    suit = card // N_RANKS
+    if cfg[CFG_ALTERNATE]:
+        lo = 0 if suit >= 2 else 2  # the two suits of the other colour
+        for other in range(lo, lo + 2):  # noqa: SIM110 (numba compiles no generators)
+            if s[S_FOUND + 2 * other + 1] < r:  # pile 2*suit+1 is the lower one
+                return False
+        return True
+    return s[S_FOUND + 2 * suit + 1] >= r
+
+
+@njit(cache=True, inline="always")
+def column_top(s, cfg, i):
+    n = s[cfg[CFG_OFF_LEN] + i]
+    if n == 0:
+        return -1
+    return s[cfg[CFG_OFF_TAB] + i * cfg[CFG_DEPTH] + n - 1]
+
+
+@njit(cache=True)
+def run_length(s, cfg, i):
+    """Face-up cards at the end of column ``i`` that form a run (0 for an empty column)."""
+    n = s[cfg[CFG_OFF_LEN] + i]
+    if n == 0:
+        return 0
+    if cfg[CFG_MAX_RUN] == 1:
+        return 1
+    base = cfg[CFG_OFF_TAB] + i * cfg[CFG_DEPTH]
+    lowest = s[cfg[CFG_OFF_DOWN] + i]
+    k = 1
+    while n - k - 1 >= lowest and fits(cfg, s[base + n - k], s[base + n - k - 1]):
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def empty_columns(s, cfg):
+    n = 0
+    off = cfg[CFG_OFF_LEN]
+    for i in range(cfg[CFG_COLUMNS]):
+        if s[off + i] == 0:
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def run_limit(cfg, n_empty, dst_empty):
+    """Most cards one move may carry, given the empty columns (the destination included)."""
+    if cfg[CFG_RUN] == RUN_SUPERMOVE:
+        # Single-card moves through e spare empty columns shift at most 2**e cards; an empty
+        # destination cannot be used as a stop.
+        spare = n_empty - 1 if dst_empty else n_empty
+        return 1 << spare
+    return cfg[CFG_MAX_RUN]
+
+
+# ----------------------------------------------------------------------- legal moves
+
+
+@njit(cache=True)
+def stock_playable(s, cfg):
+    return s[S_STOCK_LEN] > 0 or (s[S_REDEALS] > 0 and s[S_WASTE_LEN] > 0)
+
+
+@njit(cache=True)
+def legal_mask(s, cfg, out):
+    """Fill ``out`` (``(n_actions,) bool``) with the legal actions; return how many."""
+    out[:] = False
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    n_empty = empty_columns(s, cfg)
+    count = 0
+    if stock_playable(s, cfg):
+        out[0] = True
+        count += 1
+    wl = s[S_WASTE_LEN]
+    if wl > 0:
+        w = s[cfg[CFG_OFF_WASTE] + wl - 1]
+        if foundation_pile(s, w) >= 0:
+            out[1] = True
+            count += 1
+        for j in range(c):
+            lj = s[off_len + j]
+            if lj == 0 or fits(cfg, w, s[off_tab + j * d + lj - 1]):
+                out[2 + j] = True
+                count += 1
+    for i in range(c):
+        li = s[off_len + i]
+        if li == 0:
+            continue
+        base_i = off_tab + i * d
+        top = s[base_i + li - 1]
+        if foundation_pile(s, top) >= 0:
+            out[2 + c + i] = True
+            count += 1
+        r = run_length(s, cfg, i)
+        for j in range(c):
+            if j == i:
+                continue
+            lj = s[off_len + j]
+            if lj == 0:
+                lim = min(r, run_limit(cfg, n_empty, True))
+                for k in range(1, lim + 1):
+                    out[column_to_column(cfg, i, j, k)] = True
+                    count += 1
+            else:
+                u = s[off_tab + j * d + lj - 1]
+                k = u % N_RANKS - top % N_RANKS  # the run's base must be one rank below u
+                if 1 <= k <= r and k <= run_limit(cfg, n_empty, False) and fits(cfg, s[base_i + li - k], u):
+                    out[column_to_column(cfg, i, j, k)] = True
+                    count += 1
+    return count
+
+
+@njit(cache=True)
+def count_legal(s, cfg):
+    out = np.zeros(cfg[CFG_N_ACTIONS], dtype=np.bool_)
+    return legal_mask(s, cfg, out)
+
+
+@njit(cache=True)
+def is_legal(s, cfg, action):
+    """Whether ``action`` is legal (agrees with :func:`legal_mask`, without building it)."""
+    if action < 0 or action >= cfg[CFG_N_ACTIONS]:
+        return False
+    kind, i, j, k = decode(cfg, action)
+    if kind == KIND_STOCK:
+        return stock_playable(s, cfg)
+    d = cfg[CFG_DEPTH]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    if kind in (KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN):
+        wl = s[S_WASTE_LEN]
+        if wl == 0:
+            return False
+        card = s[cfg[CFG_OFF_WASTE] + wl - 1]
+        if kind == KIND_WASTE_FOUNDATION:
+            return foundation_pile(s, card) >= 0
+        lj = s[off_len + j]
+        return lj == 0 or fits(cfg, card, s[off_tab + j * d + lj - 1])
+    li = s[off_len + i]
+    if li == 0:
+        return False
+    base_i = off_tab + i * d
+    if kind == KIND_COLUMN_FOUNDATION:
+        return foundation_pile(s, s[base_i + li - 1]) >= 0
+    if k > run_length(s, cfg, i):
+        return False
+    lj = s[off_len + j]
+    if k > run_limit(cfg, empty_columns(s, cfg), lj == 0):
+        return False
+    return lj == 0 or fits(cfg, s[base_i + li - k], s[off_tab + j * d + lj - 1])
+
+
+# ------------------------------------------------------------------------ applying
+
+
+@njit(cache=True)
+def _pop_column(s, cfg, i, k):
+    """Remove ``k`` cards from the end of column ``i``, turning up a face-down card beneath."""
+    li = s[cfg[CFG_OFF_LEN] + i] - k
+    base = cfg[CFG_OFF_TAB] + i * cfg[CFG_DEPTH]
+    for t in range(li, li + k):
+        s[base + t] = EMPTY
+    s[cfg[CFG_OFF_LEN] + i] = li
+    pd = cfg[CFG_OFF_DOWN] + i
+    if s[pd] >= li:
+        s[pd] = li - 1 if li > 0 else 0
+
+
+@njit(cache=True)
+def _push_foundation(s, card):
+    s[foundation_pile(s, card)] += 1
+
+
+@njit(cache=True)
+def _pop_waste(s, cfg):
+    wl = s[S_WASTE_LEN] - 1
+    p = cfg[CFG_OFF_WASTE] + wl
+    card = s[p]
+    s[p] = EMPTY
+    s[S_WASTE_LEN] = wl
+    return card
+
+
+@njit(cache=True)
+def auto_play(s, cfg):
+    """Send safe cards (see :func:`is_safe`) home until none is left; return how many went."""
+    c = cfg[CFG_COLUMNS]
+    moved = 0
+    changed = True
+    while changed:
+        changed = False
+        wl = s[S_WASTE_LEN]
+        if wl > 0:
+            w = s[cfg[CFG_OFF_WASTE] + wl - 1]
+            if is_safe(s, cfg, w):
+                _pop_waste(s, cfg)
+                _push_foundation(s, w)
+                moved += 1
+                changed = True
+        for i in range(c):
+            top = column_top(s, cfg, i)
+            if top >= 0 and is_safe(s, cfg, top):
+                _pop_column(s, cfg, i, 1)
+                _push_foundation(s, top)
+                moved += 1
+                changed = True
+    return moved
+
+
+@njit(cache=True)
+def apply_action(s, cfg, action):
+    """Play a legal ``action`` in place; return the cards that reached the foundations.
+
+    The caller guarantees legality (check with :func:`is_legal`); auto-play follows when
+    the variant has ``auto_play_safe``.
+    """
+    kind, i, j, k = decode(cfg, action)
+    d = cfg[CFG_DEPTH]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    moved = 0
+    if kind == KIND_STOCK:
+        sl = s[S_STOCK_LEN]
+        wl = s[S_WASTE_LEN]
+        off_st = cfg[CFG_OFF_STOCK]
+        off_w = cfg[CFG_OFF_WASTE]
+        if sl > 0:
+            s[off_w + wl] = s[off_st + sl - 1]
+            s[off_st + sl - 1] = EMPTY
+            s[S_STOCK_LEN] = sl - 1
+            s[S_WASTE_LEN] = wl + 1
+        else:
+            # Redeal: the waste turned over; its bottom card becomes the next to turn.
+            for t in range(wl):
+                s[off_st + t] = s[off_w + wl - 1 - t]
+            for t in range(wl):
+                s[off_w + t] = EMPTY
+            s[S_STOCK_LEN] = wl
+            s[S_WASTE_LEN] = 0
+            s[S_REDEALS] -= 1
+    elif kind == KIND_WASTE_FOUNDATION:
+        _push_foundation(s, _pop_waste(s, cfg))
+        moved = 1
+    elif kind == KIND_WASTE_COLUMN:
+        card = _pop_waste(s, cfg)
+        lj = s[off_len + j]
+        s[off_tab + j * d + lj] = card
+        s[off_len + j] = lj + 1
+    elif kind == KIND_COLUMN_FOUNDATION:
+        card = column_top(s, cfg, i)
+        _pop_column(s, cfg, i, 1)
+        _push_foundation(s, card)
+        moved = 1
+    else:
+        li = s[off_len + i]
+        lj = s[off_len + j]
+        src = off_tab + i * d + li - k
+        dst = off_tab + j * d + lj
+        for t in range(k):
+            s[dst + t] = s[src + t]
+        s[off_len + j] = lj + k
+        _pop_column(s, cfg, i, k)
+    if cfg[CFG_AUTO]:
+        moved += auto_play(s, cfg)
+    return moved
+
+
+# ------------------------------------------------------------------------ game end
+
+
+@njit(cache=True)
+def cards_home(s):
+    total = 0
+    for p in range(S_FOUND, S_FOUND + 8):
+        total += s[p]
+    return total
+
+
+@njit(cache=True)
+def is_won(s):
+    return cards_home(s) == N_CARDS
+
+
+@njit(cache=True)
+def is_stuck(s, cfg):
+    return not is_won(s) and count_legal(s, cfg) == 0
+
+
+# ---------------------------------------------------------------------------- deal
+
+
+@njit(cache=True)
+def deal_layout(s, cfg, deck):
+    """Lay out a shuffled pack into ``s`` (overwritten).
+
+    ``deck`` is ``(104,) int8`` with the *top* of the pack last, as PySolFC holds its talon:
+    the cards are dealt across the columns left to right, one pass per row, from the top;
+    the face-down rows come first; what is left is the stock, its top the next to turn.
+    """
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    per = cfg[CFG_PER_COLUMN]
+    off_tab = cfg[CFG_OFF_TAB]
+    s[:off_tab] = 0
+    s[off_tab:] = EMPTY
+    s[S_REDEALS] = cfg[CFG_REDEALS]
+    pos = N_CARDS - 1
+    for p in range(per):
+        for i in range(c):
+            s[off_tab + i * d + p] = deck[pos]
+            pos -= 1
+    for i in range(c):
+        s[cfg[CFG_OFF_LEN] + i] = per
+        s[cfg[CFG_OFF_DOWN] + i] = cfg[CFG_FACE_DOWN]
+    n = cfg[CFG_STOCK]
+    off_st = cfg[CFG_OFF_STOCK]
+    for t in range(n):
+        s[off_st + t] = deck[t]
+    s[S_STOCK_LEN] = n
+    if cfg[CFG_AUTO]:
+        auto_play(s, cfg)
+
+
+# ------------------------------------------------------------------ explanations
+
+
+def why_illegal(s: np.ndarray, cfg: np.ndarray, action: int) -> str:
+    """A human reason why ``action`` is illegal in ``s``, or ``""`` when it is legal.
+
+    Legality itself comes from :func:`is_legal`; this only explains a refusal.
+    """
+    if is_legal(s, cfg, action):
+        return ""
+    if not 0 <= action < cfg[CFG_N_ACTIONS]:
+        return f"no action {action} (0..{int(cfg[CFG_N_ACTIONS]) - 1})"
+    from .notation import card_text
+
+    kind, i, j, k = (int(x) for x in decode(cfg, action))
+    d = int(cfg[CFG_DEPTH])
+    lens = s[cfg[CFG_OFF_LEN] : cfg[CFG_OFF_LEN] + cfg[CFG_COLUMNS]]
+
+    def top(col: int) -> int:
+        return int(s[cfg[CFG_OFF_TAB] + col * d + lens[col] - 1])
+
+    build = "alternate colours" if cfg[CFG_ALTERNATE] else "suit"
+    if kind == KIND_STOCK:
+        if s[S_REDEALS] > 0:
+            return "the stock and the waste are both empty"
+        return "the stock is empty and no redeal is left"
+    if kind in (KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN):
+        if s[S_WASTE_LEN] == 0:
+            return "the waste is empty"
+        card = int(s[cfg[CFG_OFF_WASTE] + s[S_WASTE_LEN] - 1])
+    else:
+        if lens[i] == 0:
+            return f"column {i + 1} is empty"
+        card = int(s[cfg[CFG_OFF_TAB] + i * d + lens[i] - k]) if k <= lens[i] else top(i)
+    if kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION):
+        return f"{card_text(card)} does not fit on any foundation"
+    if kind == KIND_COLUMN_COLUMN:
+        r = int(run_length(s, cfg, i))
+        if k > r:
+            return f"column {i + 1} ends in a run of {r} card(s) in {build}, not {k}"
+        lim = int(run_limit(cfg, empty_columns(s, cfg), lens[j] == 0))
+        if k > lim:
+            return f"at most {lim} card(s) can move at once with the empty columns there are"
+    return f"{card_text(card)} does not go on {card_text(top(j))} (columns build down in {build})"
