@@ -19,9 +19,9 @@ def _cmd_deal(args: argparse.Namespace) -> int:
 
 
 def _cmd_moves(args: argparse.Namespace) -> int:
-    from forty_thieves_env import format_move, parse_position
-
     from pathlib import Path
+
+    from forty_thieves_env import format_move, parse_position
 
     text = sys.stdin.read() if args.position == "-" else Path(args.position).read_text(encoding="utf-8")
     state = parse_position(text)
