@@ -13,9 +13,9 @@ the first stock card.
 from __future__ import annotations
 
 import numpy as np
-from pysol_cards.random import LCRandom31, MTRandom
+from numba import njit
 
-from .cards import full_pack
+from .cards import N_CARDS, full_pack
 from .rules import deal_layout
 from .state import GameState, config_for
 from .variants import Variant, get_variant
@@ -36,6 +36,112 @@ def check_deal_number(number: int) -> int:
     return number
 
 
+# Both generators are ported to numba so a batch of games can be re-dealt without Python;
+# tests check them against pysol-cards' own classes.
+_MT_N = 624
+_MT_M = 397
+_MASK32 = 0xFFFFFFFF
+
+
+@njit(cache=True)
+def _shuffle_ms(number, out):
+    """PySolFC's ``LCRandom31(number).shuffle(out)`` (numbers below 32000)."""
+    seed = np.int64(number)
+    for n in range(out.shape[0] - 1, 0, -1):
+        seed = (seed * 214013 + 2531011) & 0x1FFFFFFFF
+        j = ((seed >> 16) & 0x7FFF) % (n + 1)
+        tmp = out[n]
+        out[n] = out[j]
+        out[j] = tmp
+
+
+@njit(cache=True)
+def _mt_seed(key, mt):
+    """CPython's ``random.seed(int)``: init_by_array over the 32-bit words of the seed."""
+    mt[0] = 19650218
+    for i in range(1, _MT_N):
+        mt[i] = (1812433253 * (mt[i - 1] ^ (mt[i - 1] >> 30)) + i) & _MASK32
+    i, j = 1, 0
+    for _ in range(max(_MT_N, key.shape[0])):
+        mt[i] = ((mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525)) + key[j] + j) & _MASK32
+        i += 1
+        j += 1
+        if i >= _MT_N:
+            mt[0] = mt[_MT_N - 1]
+            i = 1
+        if j >= key.shape[0]:
+            j = 0
+    for _ in range(_MT_N - 1):
+        mt[i] = ((mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941)) - i) & _MASK32
+        i += 1
+        if i >= _MT_N:
+            mt[0] = mt[_MT_N - 1]
+            i = 1
+    mt[0] = 0x80000000
+
+
+@njit(cache=True)
+def _mt_twist(mt):
+    for k in range(_MT_N):
+        y = (mt[k] & 0x80000000) | (mt[(k + 1) % _MT_N] & 0x7FFFFFFF)
+        v = mt[(k + _MT_M) % _MT_N] ^ (y >> 1)
+        if y & 1:
+            v ^= 0x9908B0DF
+        mt[k] = v
+
+
+@njit(cache=True)
+def _mt_next(mt, pos):
+    """Next tempered 32-bit output; ``pos[0]`` is the index into ``mt``."""
+    if pos[0] >= _MT_N:
+        _mt_twist(mt)
+        pos[0] = 0
+    y = mt[pos[0]]
+    pos[0] += 1
+    y ^= y >> 11
+    y ^= (y << 7) & 0x9D2C5680
+    y ^= (y << 15) & 0xEFC60000
+    y ^= y >> 18
+    return y
+
+
+@njit(cache=True)
+def _shuffle_mt(key, out):
+    """PySolFC's ``MTRandom(number).shuffle(out)``: CPython's Mersenne Twister, randint via random()."""
+    mt = np.empty(_MT_N, dtype=np.int64)
+    _mt_seed(key, mt)
+    pos = np.array([_MT_N], dtype=np.int64)
+    for n in range(out.shape[0] - 1, 0, -1):
+        a = _mt_next(mt, pos) >> 5
+        b = _mt_next(mt, pos) >> 6
+        x = (a * 67108864.0 + b) / 9007199254740992.0
+        j = int(x * (n + 1))
+        tmp = out[n]
+        out[n] = out[j]
+        out[j] = tmp
+
+
+@njit(cache=True)
+def shuffle_into(number, out):
+    """Fill ``out`` (``(104,) int8``) with the shuffled pack of deal ``number`` (< 2**63)."""
+    for i in range(N_CARDS):
+        out[i] = i % 52
+    if number < MS_LIMIT:
+        _shuffle_ms(number, out)
+    else:
+        n_words = 0
+        x = number
+        while x > 0:
+            n_words += 1
+            x >>= 32
+        key = np.empty(n_words, dtype=np.int64)
+        x = number
+        for w in range(n_words):
+            key[w] = x & _MASK32
+            x >>= 32
+        _shuffle_mt(key, out)
+
+
 def shuffled_pack(number: int) -> np.ndarray:
     """The 104-card pack of PySolFC game ``number`` after shuffling, top card last.
 
@@ -43,10 +149,13 @@ def shuffled_pack(number: int) -> np.ndarray:
         ``(104,)`` int8 card codes.
     """
     number = check_deal_number(number)
-    rng = LCRandom31(number) if number < MS_LIMIT else MTRandom(number)
-    cards = full_pack().tolist()
-    rng.shuffle(cards)
-    return np.asarray(cards, dtype=np.int8)
+    out = full_pack()
+    if number < 2**63:
+        shuffle_into(number, out)
+    else:  # beyond int64: build the seed words in Python
+        key = np.array([(number >> (32 * w)) & _MASK32 for w in range((number.bit_length() + 31) // 32)])
+        _shuffle_mt(key, out)
+    return out
 
 
 def deal(variant: Variant | str = "classic", number: int = 1) -> GameState:
