@@ -25,6 +25,22 @@ MS_LIMIT = 32000
 #: Largest deal number PySolFC accepts (its Mersenne Twister seed range).
 MAX_DEAL = 10**20
 
+#: Fixed evaluation splits, the same numbers in every variant. Training draws deal numbers
+#: from ``TRAIN_RANGE`` (inclusive), which shares no number with them.
+SPLITS: dict[str, range] = {"test": range(1, 1001), "validation": range(1001, 2001)}
+TRAIN_RANGE = (MS_LIMIT, 2**31 - 1)
+
+
+def deal_split(name: str) -> np.ndarray:
+    """Deal numbers of a named evaluation split (``"test"``: 1..1000, ``"validation"``: 1001..2000).
+
+    Raises:
+        ValueError: unknown split name.
+    """
+    if name not in SPLITS:
+        raise ValueError(f"unknown deal split {name!r}; splits are {', '.join(SPLITS)}")
+    return np.arange(SPLITS[name].start, SPLITS[name].stop, dtype=np.int64)
+
 
 def check_deal_number(number: int) -> int:
     """Validate a deal number (1..10**20) and return it as ``int``."""
