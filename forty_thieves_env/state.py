@@ -301,6 +301,10 @@ class GameState:
         new.variant, new.cfg, new.array = self.variant, self.cfg, self.array.copy()
         return new
 
+    # Without this, copy.copy goes through __getstate__/__setstate__ and the "copy" shares
+    # the original's array, so playing on it would change the original.
+    __copy__ = copy
+
     def snapshot(self) -> np.ndarray:
         """A copy of the state array (restore with :meth:`restore`)."""
         return self.array.copy()
