@@ -12,7 +12,8 @@ Move
     ``w>7``, ``3>7``, ``3>7x2``.
 
 Position
-    One field per line in this order, blank lines and ``#`` comment lines ignored::
+    One field per line in this order; blank lines, ``#`` comment lines and notes after a
+    field (``#`` after a space, as in ``stock: KS 2D  # next card first``) are ignored::
 
         variant: classic
         redeals: 0
@@ -24,10 +25,10 @@ Position
         10: 4C
 
     ``variant`` is a preset name optionally followed by option overrides, e.g.
-    ``variant: classic run_moves=supermove auto_play_safe=true``; ``redeals`` is the number
-    of redeals left. Loading checks everything (every card exactly twice, the column count,
-    consistent foundations, column capacity) and raises :class:`PositionError` naming the
-    line and the problem.
+    ``variant: classic run_moves=supermove auto_play_safe=true`` (a custom name is written
+    with every option); ``redeals`` is the number of redeals left. Loading checks
+    everything (every card exactly twice, the column count, consistent foundations, column
+    capacity) and raises :class:`PositionError` naming the line and the problem.
 """
 
 from __future__ import annotations
@@ -140,6 +141,11 @@ def format_move(variant: Variant, action: int) -> str:
 # --------------------------------------------------------------------------- positions
 
 
+# A note after a field: "#" after a space and before a space or the line end. A face-down
+# card is "#" directly followed by its card ("#5H"), so the two never clash.
+_NOTE_RE = re.compile(r"\s#(?:\s.*)?$")
+
+
 class PositionError(ValueError):
     """Bad position text; the message names the line and the problem."""
 
@@ -148,11 +154,13 @@ _OPTION_FIELDS = {f.name: f for f in dataclasses.fields(Variant) if f.name != "n
 
 
 def _variant_text(v: Variant) -> str:
-    base = PRESETS.get(v.name, Variant(name=v.name))
+    base = PRESETS.get(v.name)
+    # A custom name spells out every option: the reader cannot know its defaults, and the
+    # parser refuses a bare unknown name (most likely a typo of a preset).
     extras = [
         f"{name}={str(getattr(v, name)).lower() if isinstance(getattr(v, name), bool) else getattr(v, name)}"
         for name in _OPTION_FIELDS
-        if getattr(v, name) != getattr(base, name)
+        if base is None or getattr(v, name) != getattr(base, name)
     ]
     return " ".join([v.name, *extras])
 
@@ -163,7 +171,8 @@ def _parse_variant(text: str) -> Variant:
         raise ValueError("no variant name")
     name, *opts = words
     key = name.lower().replace("-", "_")
-    base = PRESETS.get(key, Variant(name=key))
+    # Preset names are normalised; a custom name is kept as written so that it round-trips.
+    base = PRESETS.get(key, Variant(name=name))
     if key not in PRESETS and not opts:
         raise ValueError(f"unknown variant {name!r}; presets are {', '.join(PRESETS)}")
     changes: dict[str, object] = {}
@@ -214,7 +223,7 @@ def parse_position(text: str) -> GameState:
         PositionError: names the line number and what is wrong with it.
     """
     lines = [
-        (n, line.strip())
+        (n, _NOTE_RE.sub("", line).strip())
         for n, line in enumerate(text.splitlines(), start=1)
         if line.strip() and not line.strip().startswith("#")
     ]
@@ -244,7 +253,7 @@ def parse_position(text: str) -> GameState:
         raise fail(n, str(err)) from None
 
     n, value = fields["redeals"]
-    if not value.isdigit():
+    if not re.fullmatch(r"[0-9]+", value):
         raise fail(n, f"redeals must be a whole number, got {value!r}")
     redeals = int(value)
     if redeals > variant.redeals:
@@ -263,15 +272,27 @@ def parse_position(text: str) -> GameState:
             down.append(hidden)
         return codes, down
 
-    counts = [0] * N_CODES
+    # Lines on which each card has been seen, so a bad count can name where it went wrong.
+    seen: list[list[int]] = [[] for _ in range(N_CODES)]
+
+    def count(n: int, code: int) -> None:
+        where = seen[code]
+        if len(where) == 2:
+            raise fail(
+                n,
+                f"{card_text(code)} appears a third time (also on lines {where[0]}, {where[1]}); "
+                "every card is in the pack exactly twice",
+            )
+        where.append(n)
+
     stock, _ = cards_of(*fields["stock"])
     waste, _ = cards_of(*fields["waste"])
     for name, cards in (("stock", stock), ("waste", waste)):
+        where = fields[name][0]
         if len(cards) > variant.stock_size:
-            where = fields[name][0]
             raise fail(where, f"{len(cards)} cards in the {name}; {variant.name} holds at most {variant.stock_size}")
         for c in cards:
-            counts[c] += 1
+            count(where, c)
 
     n, value = fields["foundations"]
     tops, _ = cards_of(n, value)
@@ -284,8 +305,9 @@ def parse_position(text: str) -> GameState:
             heights[2 * suit + 1] = c % N_RANKS + 1
         else:
             raise fail(n, f"more than two {SUIT_LETTERS[suit]} foundation piles ({card_text(c)})")
+    for c in tops:  # counted once the piles are known good: a third pile is the clearer error
         for r in range(c % N_RANKS + 1):
-            counts[suit * N_RANKS + r] += 1
+            count(n, (c // N_RANKS) * N_RANKS + r)
 
     columns: list[list[int]] = []
     face_down: list[int] = []
@@ -305,16 +327,17 @@ def parse_position(text: str) -> GameState:
         if down and all(down):
             raise fail(n, "the exposed card of a column is face up")
         for c in cards:
-            counts[c] += 1
+            count(n, c)
         columns.append(cards)
         face_down.append(k)
     if len(columns) != variant.columns:
         where = col_lines[-1][0] if col_lines else lines[-1][0]
         raise fail(where, f"{variant.name} has {variant.columns} columns, found {len(columns)}")
-    wrong = [f"{card_text(c)} x{k}" for c, k in enumerate(counts) if k != 2]
-    if wrong:
-        raise PositionError(
-            "every card must appear exactly twice (columns, stock, waste and foundations together); "
-            f"wrong counts: {', '.join(wrong[:12])}{' ...' if len(wrong) > 12 else ''}"
+    missing = [f"{card_text(c)} x{2 - len(where)}" for c, where in enumerate(seen) if len(where) < 2]
+    if missing:
+        raise fail(
+            lines[-1][0],
+            f"missing at the end of the position: {', '.join(missing[:12])}{' ...' if len(missing) > 12 else ''} "
+            "(every card must appear exactly twice in the columns, stock, waste and foundations together)",
         )
     return GameState.from_parts(variant, columns, stock, waste, heights, face_down, redeals)
