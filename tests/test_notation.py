@@ -89,7 +89,9 @@ def test_bad_card_codes_are_rejected(code: int) -> None:
 # ---------------------------------------------------------------------------- moves
 
 
-@pytest.mark.parametrize("variant", [*PRESETS.values(), get_variant("classic", run_moves="supermove")], ids=str)
+@pytest.mark.parametrize(
+    "variant", [*PRESETS.values(), get_variant("classic", run_moves="supermove")], ids=lambda v: v.name
+)
 def test_every_action_round_trips_through_text(variant: Variant) -> None:
     texts = [format_move(variant, a) for a in range(n_actions(variant))]
     assert len(set(texts)) == len(texts)  # no two actions share a text
@@ -215,7 +217,7 @@ def test_round_trip_reaches_interesting_positions() -> None:
         Variant("My-Game", build="alternate"),
         Variant("mine"),  # a custom name with every option at its default
     ],
-    ids=str,
+    ids=lambda v: v.name,
 )
 def test_round_trip_of_variant_options(variant: Variant) -> None:
     g = deal(variant, 5)
@@ -250,9 +252,11 @@ def test_position_lines_for_a_played_game() -> None:
 def test_face_down_cards_are_written_with_a_hash() -> None:
     g = deal("rank_and_file", 12345)
     assert format_position(g).splitlines()[5] == "1: #6D #AS #TH 5H"
-    g.play("1>f") if g.is_legal(parse_move(g.variant, "1>f")) else None
+    g.play("8>f")  # AH home turns up the 8D under it
+    assert g.face_down[7] == 2
+    assert format_position(g).splitlines()[12] == "8: #AH #7D 8D"
     back = parse_position(format_position(g))
-    assert back.face_down == g.face_down
+    assert back == g and back.face_down[7] == 2
 
 
 # An example layout in the shape of the README's, with its inline notes; the "..." there is
