@@ -1,0 +1,147 @@
+"""Shared helpers for the rules tests: positions written with just the cards in play.
+
+A position must hold all 104 cards, but a rule is easiest to read from the handful of cards it
+is about. :func:`position` takes a partial position text (the variant line and every column
+line, optionally ``redeals``, ``stock``, ``waste`` and ``foundations``) and fills in what is
+missing: redeals default to the variant's, stock and waste to empty, and the foundations to
+*everything not in play*. That last step is only possible when the cards in play are what some
+pair of piles per suit leaves over (a pile holds ace..top, so for each suit the number of
+copies in play can only grow with the rank); otherwise :func:`position` says so and the test
+must write ``foundations:`` itself.
+
+Every column line must be written, even an empty one (``8:``): an empty column takes any card,
+so a column left out by accident would change what is legal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from forty_thieves_env import (
+    GameState,
+    IllegalMoveError,
+    format_move,
+    format_position,
+    get_variant,
+    parse_card,
+    parse_position,
+)
+from forty_thieves_env.cards import N_RANKS, RANK_LETTERS, SUIT_LETTERS
+
+_HEADER = ("variant", "redeals", "stock", "waste", "foundations")
+
+
+def _variant_of(line: str):
+    """The Variant named by a ``variant:`` value such as ``classic run_moves=supermove``."""
+    name, *opts = line.split()
+    changes: dict[str, object] = {}
+    for opt in opts:
+        key, _, raw = opt.partition("=")
+        if raw.lower() in ("true", "false"):
+            changes[key] = raw.lower() == "true"
+        elif raw.lstrip("-").isdigit():
+            changes[key] = int(raw)
+        else:
+            changes[key] = raw
+    return get_variant(name, **changes)
+
+
+def foundation_tops(in_play: list[int]) -> str:
+    """The ``foundations:`` value that holds exactly the cards not in ``in_play``.
+
+    Args:
+        in_play: Card codes in the columns, stock and waste (each at most twice).
+
+    Raises:
+        ValueError: no two piles per suit can hold exactly the rest.
+    """
+    counts = np.bincount(np.asarray(in_play, dtype=np.int64), minlength=4 * N_RANKS)
+    tops = []
+    for suit in range(4):
+        home = [2 - int(counts[suit * N_RANKS + r]) for r in range(N_RANKS)]
+        if min(home) < 0:
+            raise ValueError(f"more than two copies of a {SUIT_LETTERS[suit]} card in play")
+        # A pile is ace..top, so the copies at home can never go up with the rank.
+        if any(home[r + 1] > home[r] for r in range(N_RANKS - 1)):
+            raise ValueError(
+                f"the {SUIT_LETTERS[suit]} cards in play {home} (copies at home per rank) fit no pair of "
+                "foundation piles; write 'foundations:' explicitly"
+            )
+        for height in (sum(h >= 1 for h in home), sum(h >= 2 for h in home)):
+            if height:
+                tops.append(RANK_LETTERS[height - 1] + SUIT_LETTERS[suit])
+    return " ".join(tops)
+
+
+def position_text(text: str) -> str:
+    """Complete a partial position text (see the module docstring) into a full one."""
+    fields: dict[str, str] = {}
+    columns: list[str] = []
+    for raw in text.strip().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            raise ValueError(f"not a position line: {line!r}")
+        key = key.strip().lower()
+        if key in _HEADER:
+            fields[key] = value.strip()
+        else:
+            columns.append(f"{key}: {value.strip()}")
+    if "variant" not in fields:
+        raise ValueError("a position needs its 'variant:' line")
+    variant = _variant_of(fields["variant"])
+    if len(columns) != variant.columns:
+        raise ValueError(f"{variant.name} has {variant.columns} columns; write every line, got {len(columns)}")
+    fields.setdefault("redeals", str(variant.redeals))
+    fields.setdefault("stock", "")
+    fields.setdefault("waste", "")
+    if "foundations" not in fields:
+        in_play = [
+            parse_card(tok.lstrip("#"))
+            for part in (fields["stock"], fields["waste"], *(c.partition(":")[2] for c in columns))
+            for tok in part.split()
+        ]
+        fields["foundations"] = foundation_tops(in_play)
+    head = [f"{key}: {fields[key]}".rstrip() for key in _HEADER]
+    return "\n".join(head + [c.rstrip() for c in columns]) + "\n"
+
+
+def position(text: str) -> GameState:
+    """Load a partial position text (see the module docstring)."""
+    return parse_position(position_text(text))
+
+
+def legal(state: GameState) -> set[str]:
+    """The legal moves of ``state`` as move text."""
+    return {format_move(state.variant, a) for a in state.legal_actions()}
+
+
+def moves_from(state: GameState, src: str) -> set[str]:
+    """The legal moves whose source is ``src`` (``"w"`` or a column number)."""
+    return {m for m in legal(state) if m.split(">")[0] == src}
+
+
+def assert_refused(state: GameState, move: str) -> None:
+    """``move`` parses, is not legal, raises IllegalMoveError and leaves ``state`` exactly as it was."""
+    before = state.snapshot()
+    assert move not in legal(state)
+    with pytest.raises(IllegalMoveError):
+        state.play(move)
+    assert np.array_equal(state.array, before)
+
+
+def cards(text: str) -> list[int]:
+    """Card codes of space-separated card text."""
+    return [parse_card(t) for t in text.split()]
+
+
+def column_text(state: GameState, i: int) -> str:
+    """Column ``i`` (1-based) as card text, bottom first, face-down cards marked ``#``."""
+    for line in format_position(state).splitlines():
+        key, _, value = line.partition(":")
+        if key == str(i):
+            return value.strip()
+    raise ValueError(f"no column {i}")

@@ -1,0 +1,257 @@
+"""Property tests: the fast engine against the plain reference in ``tests/reference.py``.
+
+Hypothesis draws a deal number (or a whole random position) and a sequence of legal moves, in
+every preset and with the ``supermove``, ``auto_play_safe`` and redeal options. After every
+move the state must keep its invariants (104 cards, two of each; ordered foundations that never
+shrink; sane face-down counts; nothing past the ends of the arrays), every action must answer
+``is_legal`` as ``legal_mask`` does, a refused action must leave the state untouched, the text
+format must round-trip, and the engine's legal moves, and the position each of them leads to,
+must be exactly the reference's.
+
+``make test`` runs a small sample (well under a minute on two cores); ``make test-slow`` runs
+the bigger fuzz marked ``slow``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from reference import RefGame, from_code, rank
+
+from forty_thieves_env import (
+    EMPTY,
+    PRESETS,
+    GameState,
+    IllegalMoveError,
+    Variant,
+    deal,
+    format_move,
+    format_position,
+    get_variant,
+    parse_position,
+    shuffled_pack,
+)
+from forty_thieves_env.cards import N_CODES, N_RANKS
+from forty_thieves_env.state import CFG_OFF_STOCK, CFG_OFF_WASTE, S_STOCK_LEN, S_WASTE_LEN
+
+VARIANTS: list[Variant] = [
+    *PRESETS.values(),
+    *(get_variant(n, run_moves="supermove") for n in ("classic", "streets", "maria", "limited", "rank_and_file")),
+    *(get_variant(n, auto_play_safe=True) for n in PRESETS),
+    get_variant("streets", run_moves="supermove", auto_play_safe=True),
+    get_variant("classic", redeals=2),
+]
+
+
+def variant_id(v: Variant) -> str:
+    return format_position(GameState(v)).splitlines()[0].removeprefix("variant: ").replace(" ", ",")
+
+
+deal_numbers = st.one_of(st.integers(1, 31999), st.integers(32000, 10**15))
+
+FAST = settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ------------------------------------------------------------------------- the checks
+
+
+def check_invariants(game: GameState, before: GameState | None = None) -> None:
+    """Everything that must hold in any position reached by legal play."""
+    v = game.variant
+    columns, heights = game.columns, game.foundations
+    # 104 cards, each of the 52 exactly twice, across columns, stock, waste and foundations.
+    seen = Counter(c for col in columns for c in col) + Counter(game.stock) + Counter(game.waste)
+    for pile, height in enumerate(heights):
+        seen.update((pile // 2) * N_RANKS + r for r in range(height))
+    assert seen == dict.fromkeys(range(N_CODES), 2)
+    # Foundations: 0..13, the first pile of a suit never the lower one.
+    assert all(0 <= h <= N_RANKS for h in heights)
+    assert all(heights[2 * s] >= heights[2 * s + 1] for s in range(4))
+    # Sizes, and nothing left behind past the end of a column, the stock or the waste.
+    assert len(columns) == v.columns
+    assert all(len(col) <= v.max_depth for col in columns)
+    assert len(game.stock) + len(game.waste) <= v.stock_size
+    tab = game.tableau
+    for i, col in enumerate(columns):
+        assert (tab[i, len(col) :] == EMPTY).all()
+    a, cfg = game.array, game.cfg
+    stock = a[cfg[CFG_OFF_STOCK] : cfg[CFG_OFF_STOCK] + v.stock_size]
+    waste = a[cfg[CFG_OFF_WASTE] : cfg[CFG_OFF_WASTE] + v.stock_size]
+    assert (stock[a[S_STOCK_LEN] :] == EMPTY).all() and (stock[: a[S_STOCK_LEN]] >= 0).all()
+    assert (waste[a[S_WASTE_LEN] :] == EMPTY).all() and (waste[: a[S_WASTE_LEN]] >= 0).all()
+    # Face-down cards: under at least one face-up card, none in an empty column.
+    for col, down in zip(columns, game.face_down, strict=True):
+        assert 0 <= down < len(col) or down == len(col) == 0
+    if v.face_down == 0:
+        assert game.face_down == [0] * v.columns
+    assert 0 <= game.redeals_left <= v.redeals
+    if before is not None:
+        # Foundations never give a card back; no card is ever turned face down again, and the
+        # face-down cards are the ones that were face down; redeals are only used up.
+        assert all(h >= h0 for h, h0 in zip(heights, before.foundations, strict=True))
+        for col, down, col0, down0 in zip(columns, game.face_down, before.columns, before.face_down, strict=True):
+            assert down <= down0
+            assert col[:down] == col0[:down]
+        assert game.redeals_left <= before.redeals_left
+
+
+def legal_texts(game: GameState) -> set[str]:
+    return {format_move(game.variant, a) for a in game.legal_actions()}
+
+
+def check_against_reference(game: GameState, ref: RefGame, illegal: list[int]) -> list[str]:
+    """Compare one position with the reference; return its legal moves (sorted).
+
+    Checks every action's ``is_legal`` against ``legal_mask``, that the actions in ``illegal``
+    are refused without a trace, that each legal move leads to the reference's position with
+    the same count of cards sent home, and the text round trip.
+    """
+    assert RefGame.from_state(game).key() == ref.key()
+    mask = game.legal_mask()
+    n = len(mask)
+    assert [game.is_legal(a) for a in range(n)] == mask.tolist()
+    assert not game.is_legal(-1) and not game.is_legal(n)
+    moves = sorted(format_move(game.variant, a) for a in np.flatnonzero(mask))
+    assert set(moves) == ref.legal_moves()
+    assert len(moves) == int(mask.sum())
+    assert game.is_won() == ref.is_won()
+    assert game.is_stuck() == ref.is_stuck()
+    snap = game.snapshot()
+    for action in illegal:
+        if not mask[action]:
+            with pytest.raises(IllegalMoveError):
+                game.apply(action)
+            assert np.array_equal(game.array, snap)
+    for move in moves:
+        trial, ref_trial = game.copy(), ref.copy()
+        assert trial.play(move) == ref_trial.apply(move), move
+        assert RefGame.from_state(trial).key() == ref_trial.key(), move
+        check_invariants(trial, game)
+    assert np.array_equal(game.array, snap)
+    assert parse_position(format_position(game)) == game
+    return moves
+
+
+def play_out(game: GameState, ref: RefGame, data: st.DataObject, steps: int) -> None:
+    """Play ``steps`` random legal moves (drawn by hypothesis), checking every position."""
+    n = len(game.legal_mask())
+    for _ in range(steps):
+        check_invariants(game)
+        illegal = data.draw(st.lists(st.integers(0, n - 1), max_size=3), label="illegal tries")
+        moves = check_against_reference(game, ref, illegal)
+        if not moves:
+            break
+        move = data.draw(st.sampled_from(moves), label="move")
+        before = game.copy()
+        assert game.play(move) == ref.apply(move)
+        check_invariants(game, before)
+
+
+# -------------------------------------------------------------------------- from deals
+
+
+def run_deal(variant: Variant, number: int, data: st.DataObject, steps: int) -> None:
+    game = deal(variant, number)
+    ref = RefGame.deal(variant, shuffled_pack(number).tolist())
+    assert RefGame.from_state(game).key() == ref.key()  # the deal itself, auto-play included
+    play_out(game, ref, data, steps)
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
+@FAST
+@given(number=deal_numbers, data=st.data())
+def test_random_play_from_a_deal_matches_the_reference(variant: Variant, number: int, data: st.DataObject) -> None:
+    run_deal(variant, number, data, steps=25)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
+@SLOW
+@given(number=deal_numbers, data=st.data())
+def test_long_random_play_from_a_deal_matches_the_reference(variant: Variant, number: int, data: st.DataObject) -> None:
+    run_deal(variant, number, data, steps=300)
+
+
+# ---------------------------------------------------------------------- random positions
+
+
+@st.composite
+def positions(draw: st.DrawFn, variant: Variant) -> GameState:
+    """A random position of ``variant``: random foundations, the rest dealt at random into
+    stock, waste and columns, some columns sorted into runs, some left empty.
+
+    Columns are kept short enough that no legal play can overflow them (a column of ``n``
+    cards whose top has rank ``r`` can grow by at most ``r - 1``), as in any real game.
+    """
+    heights = []
+    for _ in range(4):
+        low = draw(st.integers(0, N_RANKS))
+        heights += [draw(st.integers(low, N_RANKS)), low]
+    in_play = []
+    for code in range(N_CODES):
+        suit, r = divmod(code, N_RANKS)
+        home = (heights[2 * suit] > r) + (heights[2 * suit + 1] > r)
+        in_play += [code] * (2 - home)
+    cards = draw(st.permutations(in_play))
+    longest = 6
+    n_sw = draw(st.integers(max(0, len(cards) - longest * variant.columns), min(len(cards), variant.stock_size)))
+    n_stock = draw(st.integers(0, n_sw))
+    stock, waste, rest = cards[:n_stock], cards[n_stock:n_sw], cards[n_sw:]
+    columns: list[list[int]] = []
+    for i in range(variant.columns):
+        left = len(rest) - sum(map(len, columns))
+        room = longest * (variant.columns - i - 1)
+        size = draw(st.integers(max(0, left - room), min(longest, left)))
+        start = sum(map(len, columns))
+        col = list(rest[start : start + size])
+        order = draw(st.sampled_from(["as dealt", "suit runs", "rank runs"]))
+        if order == "suit runs":
+            col.sort(key=lambda c: (c // N_RANKS, -(c % N_RANKS)))
+        elif order == "rank runs":
+            col.sort(key=lambda c: -(c % N_RANKS))
+        columns.append(col)
+    for col in columns:
+        if col and len(col) + col[-1] % N_RANKS > variant.max_depth:
+            col.sort(key=lambda c: -(c % N_RANKS))  # a low card on top can grow the least
+    assume(all(not col or len(col) + col[-1] % N_RANKS <= variant.max_depth for col in columns))
+    face_down = [draw(st.integers(0, max(len(col) - 1, 0))) if variant.face_down else 0 for col in columns]
+    redeals = draw(st.integers(0, variant.redeals))
+    return GameState.from_parts(variant, columns, stock, waste, heights, face_down, redeals)
+
+
+def run_position(variant: Variant, data: st.DataObject, steps: int) -> None:
+    game = data.draw(positions(variant), label="position")
+    check_invariants(game)
+    play_out(game, RefGame.from_state(game), data, steps)
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
+@FAST
+@given(data=st.data())
+def test_random_positions_match_the_reference(variant: Variant, data: st.DataObject) -> None:
+    run_position(variant, data, steps=6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
+@SLOW
+@given(data=st.data())
+def test_many_random_positions_match_the_reference(variant: Variant, data: st.DataObject) -> None:
+    run_position(variant, data, steps=40)
+
+
+# --------------------------------------------------------------------- the reference itself
+
+
+def test_reference_reads_cards_like_the_engine() -> None:
+    """The reference's card text must name the same cards as the engine's codes."""
+    from forty_thieves_env.notation import card_text
+
+    for code in range(N_CODES):
+        assert from_code(code) == card_text(code)
+        assert rank(from_code(code)) == code % N_RANKS + 1
