@@ -1,0 +1,243 @@
+"""Observation encoding and reward specs: the numba kernels against a plain reference.
+
+The reference here decodes a GameState through its Python properties, never through the
+kernels, so a wrong offset, code or padding in the kernels shows up as a mismatch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+
+from forty_thieves_env import PRESETS, GameState, deal, format_position, get_variant, parse_card
+from forty_thieves_env.cards import N_CARDS
+from forty_thieves_env.encoding import (
+    FACE_DOWN,
+    NO_CARD,
+    ObservationEncoder,
+    encode_into,
+    encode_oracle_into,
+    observation_fields,
+    observation_space,
+)
+from forty_thieves_env.rewards import (
+    FoundationReward,
+    Reward,
+    ScoreReward,
+    WinReward,
+    make_reward,
+    reward_from_spec,
+)
+from forty_thieves_env.state import CFG_OFF_DOWN, CFG_OFF_LEN, CFG_OFF_STOCK, CFG_OFF_TAB, S_STOCK_LEN
+
+VARIANTS = list(PRESETS)
+
+
+def random_states(variant: str, n_states: int, seed: int, stock_bias: float = 0.3) -> list[GameState]:
+    """States met in random play from a few deals (turning the stock often, to reach redeals)."""
+    rng = np.random.default_rng(seed)
+    out: list[GameState] = []
+    while len(out) < n_states:
+        game = deal(variant, int(rng.integers(1, 10**6)))
+        out.append(game.copy())
+        for _ in range(150):
+            legal = game.legal_actions()
+            if not legal:
+                break
+            a = 0 if legal[0] == 0 and rng.random() < stock_bias else legal[int(rng.integers(len(legal)))]
+            game.apply(a)
+            if rng.random() < 0.15:
+                out.append(game.copy())
+    return out[:n_states]
+
+
+def reference(game: GameState) -> dict[str, np.ndarray]:
+    """What the oracle observation must hold, computed from GameState's properties."""
+    v = game.variant
+    c, d, t = v.columns, v.max_depth, v.stock_size
+    tab = np.full((c, d), NO_CARD, dtype=np.int8)
+    revealed = np.full((c, d), NO_CARD, dtype=np.int8)
+    for i, (col, down) in enumerate(zip(game.columns, game.face_down, strict=True)):
+        for k, code in enumerate(col):
+            tab[i, k] = FACE_DOWN if k < down else code
+            revealed[i, k] = code
+    waste = np.full(t, NO_CARD, dtype=np.int8)
+    if game.waste:
+        waste[t - len(game.waste) :] = game.waste
+    stock = np.full(t, NO_CARD, dtype=np.int8)
+    stock[: len(game.stock)] = game.stock
+    return {
+        "tableau": tab,
+        "waste": waste,
+        "foundations": np.array(game.foundations, dtype=np.int8),
+        "counts": np.array([len(game.stock), game.redeals_left], dtype=np.int8),
+        "stock": stock,
+        "tableau_revealed": revealed,
+    }
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_observation_matches_reference_over_random_play(variant: str) -> None:
+    v = get_variant(variant)
+    encoders = {mode: ObservationEncoder(v, mode) for mode in ("dict", "flat", "oracle")}
+    spaces = {mode: observation_space(v, mode) for mode in encoders}
+    seen_face_down = seen_waste = False
+    for game in random_states(variant, 40, seed=VARIANTS.index(variant)):
+        ref = reference(game)
+        obs = encoders["dict"](game.array)
+        assert list(obs) == ["tableau", "waste", "foundations", "counts"]
+        for key, value in obs.items():
+            assert value.dtype == np.int8
+            np.testing.assert_array_equal(value, ref[key], err_msg=key)
+        oracle = encoders["oracle"](game.array)
+        for key, value in oracle.items():
+            np.testing.assert_array_equal(value, ref[key], err_msg=key)
+        flat = encoders["flat"](game.array)
+        np.testing.assert_array_equal(flat, np.concatenate([obs[k].ravel() for k in obs]))
+        for mode, o in (("dict", obs), ("flat", flat), ("oracle", oracle)):
+            assert spaces[mode].contains(o), mode
+        seen_face_down |= bool((obs["tableau"] == FACE_DOWN).any())
+        seen_waste |= bool(len(game.waste) > 0)
+    assert seen_waste
+    assert seen_face_down == (v.face_down > 0)
+
+
+def test_waste_is_right_aligned_with_the_top_card_last() -> None:
+    game = deal("classic", 12345)
+    for _ in range(3):
+        game.play("s")
+    obs = ObservationEncoder(game.variant)(game.array)
+    assert obs["waste"][-1] == game.waste[-1]
+    assert obs["waste"][-3] == parse_card("KC")  # deal 12345's first stock card
+    np.testing.assert_array_equal(obs["waste"][-3:], game.waste)
+    assert (obs["waste"][:-3] == NO_CARD).all()
+    assert obs["counts"].tolist() == [61, 0]
+
+
+def test_kernels_overwrite_every_slot() -> None:
+    """Outputs start as garbage (a reused buffer): every slot must be written."""
+    for variant in ("rank_and_file", "relaxed", "limited"):
+        v = get_variant(variant)
+        fields = observation_fields(v, oracle=True)
+        for game in random_states(variant, 10, seed=5):
+            clean = [np.zeros(shape, dtype=np.int8) for shape, _ in fields.values()]
+            dirty = [np.full(shape, 77, dtype=np.int8) for shape, _ in fields.values()]
+            encode_oracle_into(game.array, game.cfg, *clean)
+            encode_oracle_into(game.array, game.cfg, *dirty)
+            for a, b in zip(clean, dirty, strict=True):
+                np.testing.assert_array_equal(a, b)
+            dirty4 = [np.full(shape, 77, dtype=np.int8) for shape, _ in list(fields.values())[:4]]
+            encode_into(game.array, game.cfg, *dirty4)
+            for a, b in zip(clean[:4], dirty4, strict=True):
+                np.testing.assert_array_equal(a, b)
+
+
+@njit(cache=False)
+def _encode_batch(states, cfg, tab, waste, found, counts):
+    for g in range(states.shape[0]):
+        encode_into(states[g], cfg, tab[g], waste[g], found[g], counts[g])
+
+
+def test_kernel_is_callable_per_game_from_compiled_code() -> None:
+    """A batched env calls the kernel on rows of (N, ...) arrays inside its own kernel."""
+    v = get_variant("rank_and_file")
+    games = random_states("rank_and_file", 6, seed=11)
+    states = np.stack([g.array for g in games])
+    fields = observation_fields(v)
+    outs = [np.zeros((len(games), *shape), dtype=np.int8) for shape, _ in fields.values()]
+    _encode_batch(states, games[0].cfg, *outs)
+    for g, game in enumerate(games):
+        ref = reference(game)
+        for key, out in zip(fields, outs, strict=True):
+            np.testing.assert_array_equal(out[g], ref[key])
+
+
+def _permute_hidden(game: GameState, rng: np.random.Generator) -> GameState | None:
+    """The same position with its hidden cards (stock, face-down cards) shuffled among themselves."""
+    s, cfg, v = game.array, game.cfg, game.variant
+    slots = [int(cfg[CFG_OFF_STOCK]) + k for k in range(int(s[S_STOCK_LEN]))]
+    for i in range(v.columns):
+        base = int(cfg[CFG_OFF_TAB]) + i * v.max_depth
+        slots += [base + k for k in range(int(s[cfg[CFG_OFF_DOWN] + i]))]
+    hidden = s[slots].copy()
+    if len(set(hidden.tolist())) < 2:
+        return None
+    other = game.copy()
+    perm = hidden
+    while np.array_equal(perm, hidden):
+        perm = rng.permutation(hidden)
+    other.array[slots] = perm
+    assert int(other.array[cfg[CFG_OFF_LEN]]) == int(s[cfg[CFG_OFF_LEN]])
+    return other
+
+
+@pytest.mark.parametrize("variant", ["rank_and_file", "classic", "relaxed"])
+def test_hidden_cards_never_leak(variant: str) -> None:
+    v = get_variant(variant)
+    rng = np.random.default_rng(3)
+    dict_enc, flat_enc = ObservationEncoder(v, "dict"), ObservationEncoder(v, "flat")
+    oracle_enc = ObservationEncoder(v, "oracle")
+    compared = 0
+    for game in random_states(variant, 30, seed=7, stock_bias=0.5):
+        other = _permute_hidden(game, rng)
+        if other is None:
+            continue
+        compared += 1
+        # The permuted position is a real, different position ...
+        assert format_position(other) != format_position(game)
+        # ... that the player's observation and the legal moves cannot tell apart,
+        for key, value in dict_enc(game.array).items():
+            np.testing.assert_array_equal(value, dict_enc(other.array)[key], err_msg=key)
+        np.testing.assert_array_equal(flat_enc(game.array), flat_enc(other.array))
+        np.testing.assert_array_equal(game.legal_mask(), other.legal_mask())
+        # while the oracle can.
+        a, b = oracle_enc(game.array), oracle_enc(other.array)
+        assert not all(np.array_equal(a[k], b[k]) for k in a)
+    assert compared >= 10
+
+
+def test_spaces_have_no_degenerate_bounds() -> None:
+    for name in PRESETS:
+        v = get_variant(name)
+        for mode in ("dict", "flat", "oracle"):
+            space = observation_space(v, mode)
+            boxes = [space] if mode == "flat" else list(space.spaces.values())
+            for box in boxes:
+                assert box.dtype == np.int8
+                assert (box.low < box.high).all()
+        flat = observation_space(v, "flat")
+        assert flat.shape == (v.columns * v.max_depth + v.stock_size + 8 + 2,)
+    with pytest.raises(ValueError, match="unknown observation"):
+        observation_space(get_variant("classic"), "pixels")
+
+
+# ------------------------------------------------------------------------------ rewards
+
+
+@pytest.mark.parametrize("reward", [FoundationReward(), WinReward(), ScoreReward(), Reward(0.5, -2.0, -0.25)])
+def test_reward_spec_kernel_matches_object(reward: Reward) -> None:
+    spec = reward.spec()
+    assert spec.dtype == np.float64
+    for moved in range(0, 6):
+        for won in (False, True):
+            assert reward_from_spec(spec, moved, won) == pytest.approx(reward(moved, won))
+    assert spec[2] == reward.illegal
+
+
+def test_reward_presets() -> None:
+    foundation = make_reward("foundation")
+    assert sum(foundation(1, False) for _ in range(N_CARDS)) == pytest.approx(1.0)
+    assert foundation(1, True) == pytest.approx(1 / N_CARDS + foundation.win_bonus)
+    assert foundation.win_bonus > 0 and foundation.illegal < 0
+    assert make_reward("win")(3, False) == 0 and make_reward("win")(1, True) == 1
+    assert make_reward("score")(2, True) == 20
+    assert all(make_reward(name).illegal < 0 for name in ("foundation", "win", "score"))
+    custom = FoundationReward(win_bonus=0.0)
+    assert make_reward(custom) is custom
+    with pytest.raises(ValueError, match="unknown reward"):
+        make_reward("points")
+    with pytest.raises(TypeError):
+        make_reward(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="finite"):
+        Reward(per_card=float("nan"))
