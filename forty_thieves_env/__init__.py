@@ -28,3 +28,15 @@ __all__ = [
     "shuffled_pack",
 ]
 __version__ = "0.1.0"
+
+# The Gymnasium environment and its ids, when gymnasium is installed (the engine does not need it).
+try:
+    import gymnasium as _gymnasium  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+else:
+    from .env import FortyThievesEnv
+    from .registration import ENV_IDS, register_envs
+
+    register_envs()
+    __all__ += ["ENV_IDS", "FortyThievesEnv", "register_envs"]

@@ -1,0 +1,343 @@
+"""The Gymnasium environment: one game of the Forty Thieves family per episode."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, NamedTuple, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from .deals import TRAIN_RANGE, check_deal_number, deal_split, shuffled_pack
+from .encoding import ObservationEncoder, check_mode, observation_space
+from .notation import format_move, format_position, parse_move, parse_position
+from .rewards import Reward, make_reward
+from .rules import apply_action, cards_home, count_legal, deal_layout, is_legal, is_won, legal_mask, why_illegal
+from .state import CFG_N_ACTIONS, GameState, IllegalMoveError, config_for
+from .variants import Variant, get_variant
+
+#: Deal numbers a reset draws from (both ends included) unless ``deals=`` is given: the
+#: training range, which shares no number with the evaluation splits of :mod:`.deals`.
+DEAL_RANGE = TRAIN_RANGE
+ILLEGAL_ACTIONS: tuple[str, ...] = ("penalize", "raise", "terminate")
+
+Observation = dict[str, np.ndarray] | np.ndarray
+
+
+class EnvState(NamedTuple):
+    """What :meth:`FortyThievesEnv.get_state` returns: enough for an exact restore."""
+
+    array: np.ndarray  # (size,) int8 state array (a copy)
+    deal: int
+    moves: int
+
+
+class FortyThievesEnv(gym.Env[Observation, np.int64]):
+    """Forty Thieves (Napoleon at St Helena) and its family, one deal per episode.
+
+    ## Description
+
+    Two-deck patience: build all 104 cards onto eight foundations, ace to king in suit,
+    from ten (or nine, or twelve) columns that build down, a stock turned one card at a
+    time and its waste. The rules of every variant are in :mod:`forty_thieves_env.rules`;
+    the variants are :data:`forty_thieves_env.variants.PRESETS` (one registered id each).
+
+    ## Action Space
+
+    ``Discrete(n)`` with ``n = 2 + 2C + C (C-1) K`` for ``C`` columns and runs of at most
+    ``K`` cards (``K = 1`` with ``run_moves="none"``, else 13): 112 for classic, 1192 for
+    Josephine. Columns ``i, j`` count from 0 here and from 1 in move text:
+
+    =================================== ============================ ===========
+    action                              move                         text
+    =================================== ============================ ===========
+    ``0``                               turn the stock (or redeal)   ``s``
+    ``1``                               waste top to a foundation    ``w>f``
+    ``2 + j``                           waste top to column ``j``    ``w>{j+1}``
+    ``2 + C + i``                       column ``i`` to a foundation ``{i+1}>f``
+    ``2 + 2C + (i(C-1) + j')K + k - 1`` ``k`` cards from column      ``{i+1}>{j+1}``,
+                                        ``i`` to ``j``, where        ``…xk`` if k > 1
+                                        ``j' = j - (j > i)``
+    =================================== ============================ ===========
+
+    :meth:`action_masks` (what sb3-contrib's ``MaskablePPO`` calls) and
+    ``info["action_mask"]`` give the legal actions as a ``(n,) bool`` array; it is never
+    all-False unless the episode has terminated. :meth:`action_for` and
+    :meth:`describe_action` convert between actions and move text.
+
+    ## Observation Space
+
+    ``observation="dict"`` (default): a ``Dict`` of ``int8`` ``Box`` fields holding what a
+    player sees, nothing more (``D`` = most cards a column can hold, 16 in classic; ``T``
+    = stock size after the deal, 64 in classic):
+
+    =============== ======= =================================================================
+    key             shape   content
+    =============== ======= =================================================================
+    ``tableau``     (C, D)  columns, bottom card first; card code ``suit*13 + rank`` (suits
+                            C S H D, rank 0 = ace), 52 = face-down card, 53 = empty slot
+    ``waste``       (T,)    the waste right-aligned: ``waste[-1]`` is the playable top card;
+                            53 pads the front
+    ``foundations`` (8,)    height 0..13 of pile ``2*suit + k`` (pile ``2*suit`` is the higher)
+    ``counts``      (2,)    ``[cards in the stock, redeals left]``
+    =============== ======= =================================================================
+
+    ``observation="flat"``: one ``(C*D + T + 10,) int8`` ``Box``, the four fields above
+    flattened and concatenated in that order (for ``MlpPolicy``).
+    ``observation="oracle"``: the ``Dict`` plus ``stock`` ``(T,)`` (stock cards, next to
+    turn first, 53 after the last) and ``tableau_revealed`` ``(C, D)`` (face-down cards
+    shown): perfect information, for planning research. See :mod:`.encoding`.
+
+    ## Rewards
+
+    A :class:`~.rewards.Reward` object (``reward=`` a name or an instance):
+    ``"foundation"`` (default): 1/104 per card reaching a foundation, so a win's cards sum
+    to 1, plus 1.0 on the winning step; ``"win"``: 1 on the winning step, else 0;
+    ``"score"``: 10 points per card home (the scored rule page's points, no clock). A
+    refused action earns the reward's ``illegal`` value (-1/104, -0.01, -10).
+
+    ## Starting State
+
+    ``reset(seed=s)`` draws a deal number from ``np_random``, uniformly from ``deals`` when
+    given, else from the training range 32000..2**31-1 (:data:`.deals.TRAIN_RANGE`, apart
+    from the evaluation splits 1..2000), and deals PySolFC's game of that number;
+    ``options={"deal": n}`` plays deal ``n``; ``options={"position": text}`` starts from a
+    position in the position format (see :mod:`.notation`) of this variant.
+
+    ## Episode End
+
+    ``terminated`` when the game is won or no legal move is left (also on an illegal action
+    with ``illegal_action="terminate"``); ``truncated`` only by the ``TimeLimit`` that each
+    registered id carries (``max_episode_steps=1000``, far beyond a real game, to stop
+    shuffling loops). ``info`` always holds ``deal`` (0 when started from a position),
+    ``moves`` (legal moves played), ``cards_on_foundations``, ``won``, ``illegal_action``
+    and ``action_mask``.
+
+    ## Arguments
+
+    * ``variant``: a preset name (``"classic"``, ``"josephine"``, ``"streets"``, ``"maria"``,
+      ``"limited"``, ``"rank_and_file"``, ``"relaxed"``) or a :class:`~.variants.Variant`.
+    * ``observation``: ``"dict"``, ``"flat"`` or ``"oracle"``.
+    * ``reward``: ``"foundation"``, ``"win"``, ``"score"`` or a :class:`~.rewards.Reward`.
+    * ``illegal_action``: what an action outside the mask does. ``"penalize"`` (default, so
+      that Gymnasium's ``check_env`` and unmasked agents can sample any action): the state
+      is unchanged, the reward is the reward's ``illegal`` value and
+      ``info["illegal_action"]`` is true. ``"raise"``: :class:`~.state.IllegalMoveError`
+      naming the move and why it is illegal, state unchanged. ``"terminate"``: as
+      ``"penalize"`` but the episode ends.
+    * ``deals``: the deal numbers a reset draws from: a split name (``"test"``: 1..1000,
+      ``"validation"``: 1001..2000, see :func:`.deals.deal_split`) or a sequence of numbers.
+    * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (``(H, W, 3) uint8``).
+    * any :class:`~.variants.Variant` option as a keyword (``redeals=1``,
+      ``run_moves="supermove"``, ``auto_play_safe=True``, ...), overriding the preset.
+
+    ```python
+    env = gym.make("FortyThieves-v0", reward="win", run_moves="supermove")
+    ```
+
+    ## Version History
+
+    * v0: Initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 (Gymnasium's convention)
+
+    def __init__(
+        self,
+        variant: str | Variant = "classic",
+        *,
+        observation: str = "dict",
+        reward: str | Reward = "foundation",
+        illegal_action: str = "penalize",
+        deals: str | Iterable[int] | np.ndarray | None = None,
+        render_mode: str | None = None,
+        **options: Any,
+    ) -> None:
+        self.variant: Variant = get_variant(variant, **options)
+        self.cfg = config_for(self.variant)
+        self.n_actions = int(self.cfg[CFG_N_ACTIONS])
+        self.observation_mode = check_mode(observation)
+        self.reward: Reward = make_reward(reward)
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(f"unknown illegal_action {illegal_action!r}; choose one of {', '.join(ILLEGAL_ACTIONS)}")
+        self.illegal_action = illegal_action
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        self.deals = self._check_deals(deals)
+
+        self.action_space = spaces.Discrete(self.n_actions)
+        self.observation_space = observation_space(self.variant, observation)
+
+        self._game = GameState(self.variant)
+        self._s = self._game.array  # (size,) int8, the live state
+        self._mask = np.zeros(self.n_actions, dtype=np.bool_)  # (n,) legal actions now
+        self._encoder = ObservationEncoder(self.variant, observation)
+        self._deal = 0
+        self._moves = 0
+        self._renderer: Any = None
+
+    @staticmethod
+    def _check_deals(deals: str | Iterable[int] | np.ndarray | None) -> np.ndarray | None:
+        if deals is None:
+            return None
+        if isinstance(deals, str):
+            return deal_split(deals)
+        arr = np.asarray(list(deals) if not isinstance(deals, np.ndarray) else deals)
+        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError("deals must be a non-empty sequence of deal numbers (ints)")
+        if arr.min() < 1:
+            raise ValueError(f"deal numbers start at 1, got {int(arr.min())}")
+        return arr.astype(np.int64)
+
+    # ----- the Gymnasium API ----------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Observation, dict]:
+        """Start a new deal (see the class docstring for ``options``)."""
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = set(options) - {"deal", "position"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; options are 'deal' and 'position'")
+        if "deal" in options and "position" in options:
+            raise ValueError("give either options['deal'] or options['position'], not both")
+        if "position" in options:
+            game = self._load_position(options["position"])
+            self._s[:] = game.array
+            self._deal = 0
+        else:
+            number = check_deal_number(options["deal"]) if "deal" in options else self._draw_deal()
+            deal_layout(self._s, self.cfg, shuffled_pack(number))
+            self._deal = number
+        self._moves = 0
+        legal_mask(self._s, self.cfg, self._mask)
+        self._encoder.encode(self._s)
+        return self._encoder.observation(), self._info(False, False)
+
+    def step(self, action: int | np.integer) -> tuple[Observation, SupportsFloat, bool, bool, dict]:
+        """Play one action; see the class docstring for rewards, episode end and ``info``."""
+        a = int(action)
+        s, cfg = self._s, self.cfg
+        if not (0 <= a < self.n_actions and is_legal(s, cfg, a)):
+            return self._refuse(a)
+        moved = apply_action(s, cfg, a)
+        self._moves += 1
+        n_legal = legal_mask(s, cfg, self._mask)
+        won = bool(is_won(s))
+        reward = float(self.reward(int(moved), won))
+        self._encoder.encode(s)
+        return self._encoder.observation(), reward, won or n_legal == 0, False, self._info(won, False)
+
+    def _refuse(self, a: int) -> tuple[Observation, SupportsFloat, bool, bool, dict]:
+        if self.illegal_action == "raise":
+            if not 0 <= a < self.n_actions:
+                raise IllegalMoveError(f"action {a} is out of range 0..{self.n_actions - 1} for {self.variant.name}")
+            raise IllegalMoveError(f"illegal move {format_move(self.variant, a)}: {why_illegal(self._s, self.cfg, a)}")
+        info = self._info(bool(is_won(self._s)), True)
+        terminated = self.illegal_action == "terminate"
+        return self._encoder.observation(), float(self.reward.illegal), terminated, False, info
+
+    def _info(self, won: bool, illegal: bool) -> dict[str, Any]:
+        return {
+            "deal": self._deal,
+            "moves": self._moves,
+            "cards_on_foundations": int(cards_home(self._s)),
+            "won": won,
+            "illegal_action": illegal,
+            "action_mask": self._mask.copy(),
+        }
+
+    def _draw_deal(self) -> int:
+        if self.deals is None:
+            return int(self.np_random.integers(DEAL_RANGE[0], DEAL_RANGE[1], endpoint=True))
+        return int(self.deals[self.np_random.integers(len(self.deals))])
+
+    def _load_position(self, position: str | GameState) -> GameState:
+        game = parse_position(position) if isinstance(position, str) else position
+        if not isinstance(game, GameState):
+            raise TypeError(f"options['position'] must be position text or a GameState, got {type(position)}")
+        if game.variant != self.variant:
+            raise ValueError(f"the position is a {game.variant} position, this environment plays {self.variant}")
+        if count_legal(game.array, self.cfg) == 0:
+            raise ValueError("the position has no legal move (won or stuck): there is nothing to play")
+        return game
+
+    def action_masks(self) -> np.ndarray:
+        """``(n,) bool``: the legal actions now (a copy). ``MaskablePPO`` finds this method."""
+        return self._mask.copy()
+
+    def render(self) -> str | np.ndarray | None:
+        """The table as text (``"ansi"``) or as an ``(H, W, 3) uint8`` picture (``"rgb_array"``)."""
+        from . import render
+
+        if self.render_mode == "ansi":
+            title = f"{self.variant.name}  deal {self._deal}  move {self._moves}"
+            return render.table_text(self._game, title)
+        if self.render_mode == "rgb_array":
+            if self._renderer is None:
+                self._renderer = render.TableRenderer(self.variant)
+            return self._renderer.draw(self._game)
+        gym.logger.warn("render() called without a render_mode; make the env with render_mode='ansi' or 'rgb_array'")
+        return None
+
+    def close(self) -> None:
+        self._renderer = None
+
+    # ----- helpers for people and search ---------------------------------------------
+    def action_for(self, move: str) -> int:
+        """The action number of move text (``"3>7"``, ``"w>f"``, ``"s"``, ``"3>7x2"``)."""
+        return parse_move(self.variant, move)
+
+    def describe_action(self, action: int | np.integer) -> str:
+        """Move text of an action number."""
+        return format_move(self.variant, int(action))
+
+    def legal_moves(self) -> list[str]:
+        """Move text of every legal action, in action order."""
+        return [format_move(self.variant, a) for a in np.flatnonzero(self._mask)]
+
+    def position_text(self) -> str:
+        """The current position in the position format (:func:`~.notation.parse_position` reads it)."""
+        return format_position(self._game)
+
+    @property
+    def game(self) -> GameState:
+        """A copy of the current game (mutating it does not affect the environment)."""
+        return self._game.copy()
+
+    def get_state(self) -> EnvState:
+        """A snapshot for search: the state array (a copy), the deal number and the move count."""
+        return EnvState(self._s.copy(), self._deal, self._moves)
+
+    def set_state(self, state: EnvState | GameState | np.ndarray) -> None:
+        """Restore a snapshot from :meth:`get_state` (or a state array or GameState of this variant).
+
+        The ``TimeLimit`` wrapper's step count is not part of the snapshot.
+        """
+        if isinstance(state, EnvState):
+            array, deal, moves = state
+        elif isinstance(state, GameState):
+            if state.variant != self.variant:
+                raise ValueError(f"a {state.variant.name} state cannot be set in a {self.variant.name} environment")
+            array, deal, moves = state.array, 0, 0
+        else:
+            array, deal, moves = np.asarray(state), 0, 0
+        if array.shape != self._s.shape or array.dtype != np.int8:
+            raise ValueError(f"state array must be {self._s.shape} int8, got {array.shape} {array.dtype}")
+        self._s[:] = array
+        self._deal, self._moves = int(deal), int(moves)
+        legal_mask(self._s, self.cfg, self._mask)
+        self._encoder.encode(self._s)
+
+    # ----- pickling -------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_renderer"] = None  # fonts do not pickle; redrawn on demand
+        del state["_encoder"], state["_s"]  # buffer views: rebuilt
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._s = self._game.array
+        self._encoder = ObservationEncoder(self.variant, self.observation_mode)
+        self._encoder.encode(self._s)

@@ -1,0 +1,47 @@
+"""Gymnasium ids: ``FortyThieves-v0`` (classic) and one id per preset.
+
+==================================  ================
+id                                  variant preset
+==================================  ================
+``FortyThieves-v0``                 ``classic``
+``FortyThieves-Josephine-v0``       ``josephine``
+``FortyThieves-Streets-v0``         ``streets``
+``FortyThieves-Maria-v0``           ``maria``
+``FortyThieves-Limited-v0``         ``limited``
+``FortyThieves-RankAndFile-v0``     ``rank_and_file``
+``FortyThieves-Relaxed-v0``         ``relaxed``
+==================================  ================
+
+Keyword arguments to ``gym.make`` reach :class:`~.env.FortyThievesEnv` (variant options,
+``observation``, ``reward``, ``illegal_action``, ``deals``, ``render_mode``).
+"""
+
+from __future__ import annotations
+
+ENTRY_POINT = "forty_thieves_env.env:FortyThievesEnv"
+#: Far beyond any real game (a long one takes a few hundred moves); stops shuffling loops.
+MAX_EPISODE_STEPS = 1000
+
+ENV_IDS: dict[str, str] = {
+    "FortyThieves-v0": "classic",
+    "FortyThieves-Josephine-v0": "josephine",
+    "FortyThieves-Streets-v0": "streets",
+    "FortyThieves-Maria-v0": "maria",
+    "FortyThieves-Limited-v0": "limited",
+    "FortyThieves-RankAndFile-v0": "rank_and_file",
+    "FortyThieves-Relaxed-v0": "relaxed",
+}
+
+
+def register_envs() -> None:
+    """Register every id with Gymnasium (ids already registered are left alone)."""
+    import gymnasium as gym
+
+    for env_id, preset in ENV_IDS.items():
+        if env_id not in gym.registry:
+            gym.register(
+                id=env_id,
+                entry_point=ENTRY_POINT,
+                kwargs={"variant": preset},
+                max_episode_steps=MAX_EPISODE_STEPS,
+            )
