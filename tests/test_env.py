@@ -16,6 +16,7 @@ import forty_thieves_env
 from forty_thieves_env import (
     ENV_IDS,
     FortyThievesEnv,
+    GameState,
     IllegalMoveError,
     deal,
     format_move,
@@ -281,6 +282,39 @@ def test_mask_equals_engine_legal_moves_over_random_play(env_id: str) -> None:
         assert not info["illegal_action"]
         assert terminated == (info["won"] or not info["action_mask"].any())
     assert checked == 400
+
+
+def _shuffle_hidden_cards(game: GameState, rng: np.random.Generator) -> GameState:
+    """The same table with the stock and the face-down cards dealt out again in another order."""
+    hidden = list(game.stock) + [c for col, d in zip(game.columns, game.face_down, strict=True) for c in col[:d]]
+    perm = list(rng.permutation(hidden))
+    stock, perm = perm[: len(game.stock)], perm[len(game.stock) :]
+    columns = []
+    for col, d in zip(game.columns, game.face_down, strict=True):
+        columns.append(perm[:d] + col[d:])
+        perm = perm[d:]
+    return GameState.from_parts(
+        game.variant, columns, stock, game.waste, game.foundations, game.face_down, game.redeals_left
+    )
+
+
+def test_hidden_cards_never_reach_the_observation() -> None:
+    rng = np.random.default_rng(0)
+    envs = {mode: gym.make("FortyThieves-RankAndFile-v0", observation=mode) for mode in ("dict", "flat", "oracle")}
+    for number in (1, 2, 3):
+        game = deal("rank_and_file", number)
+        for move in ("s", "s", "s"):
+            game.play(move)
+        other = _shuffle_hidden_cards(game, rng)
+        assert format_position(other) != format_position(game)
+        for mode, env in envs.items():
+            obs_a, info_a = env.reset(options={"position": format_position(game)})
+            obs_b, info_b = env.reset(options={"position": format_position(other)})
+            np.testing.assert_array_equal(info_a["action_mask"], info_b["action_mask"])
+            if mode == "oracle":
+                assert not data_equivalence(obs_a, obs_b)
+            else:
+                assert data_equivalence(obs_a, obs_b, exact=True), mode
 
 
 def test_info_keys_on_reset_and_step() -> None:
