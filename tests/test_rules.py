@@ -427,6 +427,7 @@ def test_foundations_start_with_an_ace_and_two_piles_per_suit() -> None:
         10:
         """
     )
+    assert len(game.foundations) == 8
     assert heights(game, "H") == [0, 0]
     assert_refused(game, "2>f")  # a 2 cannot start a pile
     assert_refused(game, "3>f")  # 2D: the diamond piles stand at K and nothing
