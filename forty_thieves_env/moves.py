@@ -71,7 +71,7 @@ def column_to_foundation(cfg, i):
     return 2 + cfg[CFG_COLUMNS] + i
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def column_to_column(cfg, i, j, k):
     """Action for moving ``k`` cards from column ``i`` to column ``j`` (``i != j``)."""
     c = cfg[CFG_COLUMNS]

@@ -166,9 +166,22 @@ def legal_mask(s, cfg, out):
     out[:] = False
     c = cfg[CFG_COLUMNS]
     d = cfg[CFG_DEPTH]
+    alternate = cfg[CFG_ALTERNATE] != 0
     off_len = cfg[CFG_OFF_LEN]
     off_tab = cfg[CFG_OFF_TAB]
-    n_empty = empty_columns(s, cfg)
+    # The exposed card of every column (-1 when empty), read once: the pair loop below
+    # compares each source with every destination.
+    tops = np.empty(c, dtype=np.int64)
+    n_empty = 0
+    for j in range(c):
+        lj = s[off_len + j]
+        if lj == 0:
+            tops[j] = -1
+            n_empty += 1
+        else:
+            tops[j] = s[off_tab + j * d + lj - 1]
+    lim_card = run_limit(cfg, n_empty, False)
+    lim_empty = run_limit(cfg, n_empty, True) if n_empty > 0 else 0
     count = 0
     if stock_playable(s, cfg):
         out[0] = True
@@ -180,35 +193,41 @@ def legal_mask(s, cfg, out):
             out[1] = True
             count += 1
         for j in range(c):
-            lj = s[off_len + j]
-            if lj == 0 or fits(cfg, w, s[off_tab + j * d + lj - 1]):
+            if tops[j] < 0 or fits(cfg, w, tops[j]):
                 out[2 + j] = True
                 count += 1
     for i in range(c):
-        li = s[off_len + i]
-        if li == 0:
+        top = tops[i]
+        if top < 0:
             continue
-        base_i = off_tab + i * d
-        top = s[base_i + li - 1]
         if foundation_pile(s, top) >= 0:
             out[2 + c + i] = True
             count += 1
         r = run_length(s, cfg, i)
-        for j in range(c):
-            if j == i:
-                continue
-            lj = s[off_len + j]
-            if lj == 0:
-                lim = min(r, run_limit(cfg, n_empty, True))
-                for k in range(1, lim + 1):
+        li = s[off_len + i]
+        for k in range(1, min(r, lim_card) + 1):
+            base = s[off_tab + i * d + li - k]
+            brank = base % N_RANKS
+            if brank == N_RANKS - 1:
+                break  # a king goes on no card, and nothing longer can start above it
+            for j in range(c):
+                u = tops[j]
+                if j == i or u < 0:
+                    continue
+                if alternate:
+                    ok = u % N_RANKS == brank + 1 and (u // N_RANKS >= 2) != (base // N_RANKS >= 2)
+                else:
+                    ok = u == base + 1
+                if ok:
                     out[column_to_column(cfg, i, j, k)] = True
                     count += 1
-            else:
-                u = s[off_tab + j * d + lj - 1]
-                k = u % N_RANKS - top % N_RANKS  # the run's base must be one rank below u
-                if 1 <= k <= r and k <= run_limit(cfg, n_empty, False) and fits(cfg, s[base_i + li - k], u):
-                    out[column_to_column(cfg, i, j, k)] = True
-                    count += 1
+        if n_empty > 0:
+            lim = min(r, lim_empty)
+            for j in range(c):
+                if tops[j] < 0:
+                    for k in range(1, lim + 1):
+                        out[column_to_column(cfg, i, j, k)] = True
+                    count += lim
     return count
 
 
