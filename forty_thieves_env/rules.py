@@ -100,7 +100,7 @@ def is_safe(s, cfg, card):
     suit = card // N_RANKS
     if cfg[CFG_ALTERNATE]:
         lo = 0 if suit >= 2 else 2  # the two suits of the other colour
-        for other in range(lo, lo + 2):  # noqa: SIM110 (numba compiles no generators)
+        for other in range(lo, lo + 2):
             if s[S_FOUND + 2 * other + 1] < r:  # pile 2*suit+1 is the lower one
                 return False
         return True
