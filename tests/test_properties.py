@@ -179,7 +179,7 @@ def test_random_play_from_a_deal_matches_the_reference(variant: Variant, number:
 @SLOW
 @given(number=deal_numbers, data=st.data())
 def test_long_random_play_from_a_deal_matches_the_reference(variant: Variant, number: int, data: st.DataObject) -> None:
-    run_deal(variant, number, data, steps=150)
+    run_deal(variant, number, data, steps=120)
 
 
 # ---------------------------------------------------------------------- random positions
