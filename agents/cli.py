@@ -30,6 +30,12 @@ def _cmd_moves(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from agents.evaluate import run_cli
+
+    return run_cli(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forty-thieves", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -42,6 +48,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("moves", help="list the legal moves of a position file ('-' reads stdin)")
     p.add_argument("position", help="file in the position format, or '-'")
     p.set_defaults(func=_cmd_moves)
+
+    p = sub.add_parser("evaluate", help="play an agent once on each deal of a split; write results.json/.csv")
+    p.add_argument("--agent", default="heuristic", help="random, heuristic, lookahead or solver (default: heuristic)")
+    p.add_argument("--variant", default="classic", help="preset name (default: classic)")
+    p.add_argument("--deals", default="test", help="test (1..1000), validation (1001..2000), 1-50 or 3,17,99")
+    p.add_argument("--n", type=int, help="play only the first N deals")
+    p.add_argument("--seed", type=int, default=0, help="base seed; deal d gets a seed from (seed, d) (default: 0)")
+    p.add_argument("--workers", type=int, help="processes (default: every core)")
+    p.add_argument("--out", default="results", help="folder for results.json and results.csv (default: results)")
+    p.add_argument("--max-moves", type=int, default=1000, help="move cap per game (default: 1000)")
+    p.add_argument("--samples", type=int, help="lookahead: determinizations per move")
+    p.add_argument("--candidates", type=int, help="lookahead: moves searched per decision")
+    p.add_argument("--rollout-steps", type=int, help="lookahead: longest rollout")
+    p.add_argument("--max-seconds", type=float, help="lookahead: seconds per move; solver: seconds per deal")
+    p.add_argument("--max-nodes", type=int, help="solver: node budget per deal")
+    p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="any other agent option (repeatable)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_evaluate)
     return parser
 
 
