@@ -87,6 +87,7 @@ _REGISTRY: dict[str, str] = {
     "heuristic": "agents.heuristic:HeuristicAgent",
     "lookahead": "agents.lookahead:LookaheadAgent",
     "solver": "agents.solver_agent:SolverAgent",
+    "ppo": "agents.ppo_agent:PPOAgent",  # a trained MaskablePPO model (model=PATH.zip)
 }
 
 

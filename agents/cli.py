@@ -36,6 +36,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return run_cli(args)
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    from agents.train import run_cli
+
+    return run_cli(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forty-thieves", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -65,7 +71,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-nodes", type=int, help="solver: node budget per deal")
     p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="any other agent option (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--model", dest="opt", action="append", type="model={}".format, help="ppo: the model .zip")
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("train", help="train MaskablePPO from a config file (configs/ppo.yaml) into a run folder")
+    p.add_argument("config", nargs="?", help="config file, e.g. configs/ppo.yaml (not needed with --resume)")
+    p.add_argument("--env", help="env id: a section of the config (default: its only one, else FortyThieves-v0)")
+    p.add_argument("--total-timesteps", type=int, help="override n_timesteps")
+    p.add_argument("--seed", type=int, help="override seed")
+    p.add_argument("--max-minutes", type=float, help="stop training after this many minutes (then evaluate)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key (a.b=v)")
+    p.add_argument("--resume", metavar="RUN", help="continue the run folder RUN from its last checkpoint")
+    p.add_argument("--runs-dir", default="runs", help="where new run folders go (default: runs)")
+    p.add_argument("--name", help="run folder name (default: <env>_<algo>_<time>)")
+    p.add_argument("--no-final-eval", action="store_true", help="skip the test-deal evaluation at the end")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--verbose", action="store_true", help="print SB3's log table after each rollout")
+    p.set_defaults(func=_cmd_train)
     return parser
 
 
