@@ -50,6 +50,8 @@ from .config import ConfigError, TrainConfig, dump_config, load_config, parse_sc
 
 RUNS_DIR = Path("runs")
 CHECKPOINT_PREFIX = "rl_model"
+#: Most envs an evaluation plays side by side.
+EVAL_ENVS = 10
 _CKPT = re.compile(rf"^{CHECKPOINT_PREFIX}_(\d+)_steps\.zip$")
 
 
@@ -121,17 +123,37 @@ def make_train_env(env_id: str, config: TrainConfig, seed: int) -> Any:
     return VecMonitor(venv)
 
 
+def eval_chunks(deals: Sequence[int], n_envs: int) -> list[list[int]]:
+    """Split ``deals`` between ``n_envs`` envs as SB3's ``evaluate_policy`` splits episodes.
+
+    ``evaluate_policy`` plays ``(n + i) // n_envs`` episodes in env ``i``; env ``i`` gets that
+    many deals, so the envs together play every deal once.
+    """
+    n = len(deals)
+    counts = [(n + i) // n_envs for i in range(n_envs)]
+    out, start = [], 0
+    for c in counts:
+        out.append(list(deals[start : start + c]))
+        start += c
+    return out
+
+
 def make_eval_env(env_id: str, config: TrainConfig) -> Any:
-    """One env playing the first ``n_eval_episodes`` validation deals in order (Monitor-wrapped)."""
+    """Envs that play the first ``n_eval_episodes`` validation deals, once each (Monitor-wrapped).
+
+    Up to ``EVAL_ENVS`` envs play side by side, so the policy runs on a batch of positions per
+    step rather than one.
+    """
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     import forty_thieves_env  # noqa: F401
     from forty_thieves_env.deals import deal_split
 
-    deals = deal_split("validation")[: config.n_eval_episodes]
+    deals = [int(d) for d in deal_split("validation")[: config.n_eval_episodes]]
     kwargs = dict(config.env_kwargs)
-    return DummyVecEnv([lambda: Monitor(FixedDeals(gym.make(env_id, **kwargs), deals))])
+    chunks = eval_chunks(deals, min(EVAL_ENVS, len(deals)))
+    return DummyVecEnv([lambda c=c: Monitor(FixedDeals(gym.make(env_id, **kwargs), c)) for c in chunks])
 
 
 # ------------------------------------------------------------------------- callbacks
