@@ -1,0 +1,560 @@
+"""Numba kernels of the perfect-information solver (:mod:`agents.solver`).
+
+Only *search* machinery lives here: canonical hashing, the transposition table, move
+ordering, the explicit-stack depth-first search and dead-position tests. Every rule of the
+game (legal moves, applying a move, safe foundation moves, winning) comes from the engine
+kernels in :mod:`forty_thieves_env.rules`; these helpers only read the state array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from forty_thieves_env.cards import N_CODES, N_RANKS
+from forty_thieves_env.moves import (
+    KIND_COLUMN_COLUMN,
+    KIND_WASTE_COLUMN,
+    column_to_foundation,
+    decode,
+)
+from forty_thieves_env.rules import apply_action, fits, is_safe, is_won, legal_mask
+from forty_thieves_env.state import (
+    CFG_COLUMNS,
+    CFG_DEPTH,
+    CFG_N_ACTIONS,
+    CFG_OFF_DOWN,
+    CFG_OFF_LEN,
+    CFG_OFF_STOCK,
+    CFG_OFF_TAB,
+    CFG_OFF_WASTE,
+    CFG_STOCK,
+    S_FOUND,
+    S_REDEALS,
+    S_STOCK_LEN,
+    S_WASTE_LEN,
+)
+
+# Search status codes (ctl[C_STATUS]).
+RUNNING = 0
+WON = 1
+EXHAUSTED = 2
+TABLE_FULL = 3
+DEPTH_FULL = 4
+
+# Slots of the int64 control array that carries the search between chunks.
+C_DEPTH = 0
+C_NODES = 1
+C_STATUS = 2
+C_TT_COUNT = 3
+C_MAX_DEPTH = 4
+C_ROOT_REDEALS = 5
+C_DEAD = 6  # states cut by the dead-position test
+C_HEAP = 7  # best-first: heap size
+C_LEN = 8
+
+#: Most moves one frame can hold (moves to empty columns go to the first one only).
+MAX_FRAME_MOVES = 256
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+
+
+# ----------------------------------------------------------------------------- hashing
+
+
+def zobrist_size(depth: int, stock: int) -> int:
+    """Entries of one Zobrist table for column capacity ``depth`` and stock size ``stock``."""
+    return depth * N_CODES + depth + 1 + 2 * stock * N_CODES + stock + 1 + 128
+
+
+def make_zobrist(depth: int, stock: int, seed: int = 0x5EED_F0A7) -> np.ndarray:
+    """``(2, n)`` uint64 random tables: two independent 64-bit halves of a 128-bit hash."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, np.iinfo(np.uint64).max, size=(2, zobrist_size(depth, stock)), dtype=np.uint64)
+
+
+@njit(cache=True, inline="always")
+def _mix(z):
+    """splitmix64's finaliser: a bijection of uint64 that scrambles every bit."""
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=True)
+def state_hash(s, cfg, z, root_redeals):
+    """128-bit hash ``(h1, h2)`` of the *canonical* position of ``s``.
+
+    Canonical: the columns are taken as a multiset (each column's own hash is mixed and the
+    results are added, which does not depend on the column order), so permuted columns and
+    in particular interchangeable empty columns hash alike; the two copies of a card share
+    one code, so swapping them changes nothing. The waste and stock are hashed position by
+    position. While no redeal has been used since the root (``redeals left ==
+    root_redeals``), the stock is a prefix of the root's stock and its length identifies
+    it. Foundations are a function of where the other cards are, so they need no term.
+    """
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    t = cfg[CFG_STOCK]
+    off_down_z = d * N_CODES
+    off_waste_z = off_down_z + d + 1
+    off_stock_z = off_waste_z + t * N_CODES
+    off_slen_z = off_stock_z + t * N_CODES
+    off_red_z = off_slen_z + t + 1
+    off_len = cfg[CFG_OFF_LEN]
+    off_dn = cfg[CFG_OFF_DOWN]
+    off_tab = cfg[CFG_OFF_TAB]
+    h1 = np.uint64(0)
+    h2 = np.uint64(0)
+    for i in range(c):
+        n = s[off_len + i]
+        if n == 0:
+            continue
+        k = off_down_z + s[off_dn + i]
+        x1 = z[0, k]
+        x2 = z[1, k]
+        base = off_tab + i * d
+        for p in range(n):
+            k = p * N_CODES + s[base + p]
+            x1 ^= z[0, k]
+            x2 ^= z[1, k]
+        h1 += _mix(x1)
+        h2 += _mix(x2)
+    wl = s[S_WASTE_LEN]
+    off_w = cfg[CFG_OFF_WASTE]
+    for p in range(wl):
+        k = off_waste_z + p * N_CODES + s[off_w + p]
+        h1 ^= z[0, k]
+        h2 ^= z[1, k]
+    sl = s[S_STOCK_LEN]
+    red = s[S_REDEALS]
+    if red != root_redeals:
+        off_st = cfg[CFG_OFF_STOCK]
+        for p in range(sl):
+            k = off_stock_z + p * N_CODES + s[off_st + p]
+            h1 ^= z[0, k]
+            h2 ^= z[1, k]
+    h1 ^= z[0, off_slen_z + sl]
+    h2 ^= z[1, off_slen_z + sl]
+    h1 ^= z[0, off_red_z + red]
+    h2 ^= z[1, off_red_z + red]
+    return h1, h2 | np.uint64(1)  # h2 == 0 marks an empty table slot
+
+
+# ------------------------------------------------------------------ transposition table
+
+
+@njit(cache=True)
+def tt_find(k1, k2, h1, h2):
+    """Whether ``(h1, h2)`` is in the open-addressing table ``(k1, k2)``."""
+    mask = k1.shape[0] - 1
+    idx = h1 & mask
+    while k2[idx] != 0:
+        if k1[idx] == h1 and k2[idx] == h2:
+            return True
+        idx = (idx + 1) & mask
+    return False
+
+
+@njit(cache=True)
+def tt_insert(k1, k2, h1, h2):
+    """Insert ``(h1, h2)``; return False when it was already there."""
+    mask = k1.shape[0] - 1
+    idx = h1 & mask
+    while k2[idx] != 0:
+        if k1[idx] == h1 and k2[idx] == h2:
+            return False
+        idx = (idx + 1) & mask
+    k1[idx] = h1
+    k2[idx] = h2
+    return True
+
+
+# ------------------------------------------------------------------------ safe moves
+
+
+@njit(cache=True)
+def auto_safe(s, cfg, path, plen):
+    """Play every safe foundation move (engine's :func:`~forty_thieves_env.rules.is_safe`).
+
+    Each move is played with the engine's ``apply_action`` and appended to ``path`` at
+    ``plen``; returns the new path length. Safe moves lose nothing (see the solver docs),
+    so the search takes them without branching.
+    """
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    off_w = cfg[CFG_OFF_WASTE]
+    changed = True
+    while changed:
+        changed = False
+        wl = s[S_WASTE_LEN]
+        if wl > 0 and is_safe(s, cfg, s[off_w + wl - 1]):
+            apply_action(s, cfg, 1)
+            path[plen] = 1
+            plen += 1
+            changed = True
+        for i in range(c):
+            n = s[off_len + i]
+            if n > 0 and is_safe(s, cfg, s[off_tab + i * d + n - 1]):
+                a = column_to_foundation(cfg, i)
+                apply_action(s, cfg, a)
+                path[plen] = a
+                plen += 1
+                changed = True
+    return plen
+
+
+# ------------------------------------------------------------------------ heuristics
+
+
+@njit(cache=True)
+def heuristic(s, cfg):
+    """Move-ordering score of a position, higher first. It only orders the search; it
+    never prunes, so it plays no part in the soundness of a ``lost`` verdict.
+
+    Rewards cards home and empty columns; penalises cards lying above a lower card in
+    their column or in the waste (they must move before it can go home), column cards not
+    on a card they build on, the waste's length, and how deeply the cards the foundations
+    need next (ranks up to one above each suit's lower pile) are buried.
+    """
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    off_w = cfg[CFG_OFF_WASTE]
+    home = 0
+    for p in range(S_FOUND, S_FOUND + 8):
+        home += s[p]
+    n0 = s[S_FOUND + 1]
+    n1 = s[S_FOUND + 3]
+    n2 = s[S_FOUND + 5]
+    n3 = s[S_FOUND + 7]
+    block = 0
+    empties = 0
+    unbuilt = 0
+    deep = 0
+    for i in range(c):
+        n = s[off_len + i]
+        if n == 0:
+            empties += 1
+            continue
+        base = off_tab + i * d
+        low = N_RANKS
+        for p in range(n):
+            cd = s[base + p]
+            r = cd % N_RANKS
+            if r > low:
+                block += 1
+            elif r < low:
+                low = r
+            if p > 0 and not fits(cfg, cd, s[base + p - 1]):
+                unbuilt += 1
+            su = cd // N_RANKS
+            need = n0 if su == 0 else n1 if su == 1 else n2 if su == 2 else n3
+            if r <= need + 1:
+                deep += n - 1 - p
+    wl = s[S_WASTE_LEN]
+    low = N_RANKS
+    wblock = 0
+    for p in range(wl):
+        cd = s[off_w + p]
+        r = cd % N_RANKS
+        if r > low:
+            wblock += 1
+        elif r < low:
+            low = r
+        su = cd // N_RANKS
+        need = n0 if su == 0 else n1 if su == 1 else n2 if su == 2 else n3
+        if r <= need + 1:
+            deep += wl - 1 - p
+    return 20 * home + 20 * empties - 10 * block - 3 * unbuilt - 10 * wblock - 2 * wl - 2 * deep
+
+
+@njit(cache=True)
+def _first_empty(s, cfg):
+    off_len = cfg[CFG_OFF_LEN]
+    for i in range(cfg[CFG_COLUMNS]):
+        if s[off_len + i] == 0:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def keep_move(s, cfg, kind, i, j, k, first_empty):
+    """Symmetry pruning: of the moves into empty columns keep those into the first one
+    (the columns are a multiset, so the others give the same position), and never move
+    a whole column into an empty column (the same position again)."""
+    if kind in (KIND_WASTE_COLUMN, KIND_COLUMN_COLUMN):
+        off_len = cfg[CFG_OFF_LEN]
+        if s[off_len + j] == 0:
+            if j != first_empty:
+                return False
+            if kind == KIND_COLUMN_COLUMN and s[off_len + i] == k:
+                return False
+    return True
+
+
+@njit(cache=True)
+def stock_only(s, mask, por):
+    """The stock-turn reduction: with the waste empty, turning the stock commutes with
+    every other legal move and nothing else can touch the waste, so the turn alone is a
+    persistent set (see the solver docs). Returns whether it applied (``mask`` cut)."""
+    if por and mask[0] and s[S_WASTE_LEN] == 0:
+        mask[:] = False
+        mask[0] = True
+        return True
+    return False
+
+
+@njit(cache=True)
+def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_scores, por):
+    """Fill ``out_moves`` with the moves of ``s`` worth searching, best first; return how
+    many. Pruned: :func:`keep_move` symmetries and :func:`stock_only`; children already
+    in the transposition table are skipped (a win comes first)."""
+    legal_mask(s, cfg, mask)
+    stock_only(s, mask, por)
+    first_empty = _first_empty(s, cfg)
+    m = 0
+    for a in range(cfg[CFG_N_ACTIONS]):
+        if not mask[a]:
+            continue
+        kind, i, j, k = decode(cfg, a)
+        if not keep_move(s, cfg, kind, i, j, k, first_empty):
+            continue
+        tmp[:] = s
+        apply_action(tmp, cfg, a)
+        auto_safe(tmp, cfg, scratch, 0)
+        if is_won(tmp):
+            sc = 1 << 40
+        else:
+            h1, h2 = state_hash(tmp, cfg, z, root_redeals)
+            if tt_find(k1, k2, h1, h2):
+                continue
+            sc = heuristic(tmp, cfg)
+        q = m  # insertion sort, best first
+        while q > 0 and out_scores[q - 1] < sc:
+            out_scores[q] = out_scores[q - 1]
+            out_moves[q] = out_moves[q - 1]
+            q -= 1
+        out_scores[q] = sc
+        out_moves[q] = a
+        m += 1
+    return m
+
+
+@njit(cache=True)
+def dfs_init(root, cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores, por):
+    """Set up the depth-first search at ``root``: safe moves, the root's hash, its moves."""
+    st = states[0]
+    st[:] = root
+    pend[0] = auto_safe(st, cfg, path, 0)
+    ctl[C_DEPTH] = 0
+    ctl[C_NODES] = 1
+    ctl[C_MAX_DEPTH] = 0
+    if is_won(st):
+        ctl[C_STATUS] = WON
+        return
+    h1, h2 = state_hash(st, cfg, z, ctl[C_ROOT_REDEALS])
+    tt_insert(k1, k2, h1, h2)
+    ctl[C_TT_COUNT] = 1
+    nmov[0] = expand(st, cfg, z, ctl[C_ROOT_REDEALS], k1, k2, mask, tmp, scratch, moves[0], scores, por)
+    nxt[0] = 0
+    ctl[C_STATUS] = RUNNING
+
+
+@njit(cache=True)
+def dfs_run(
+    cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores, node_limit, tt_limit, por
+):
+    """Continue the depth-first search until it ends or ``ctl[C_NODES]`` reaches
+    ``node_limit``. Resumable: everything lives in the arrays. On ``WON`` the winning
+    line is ``path[:pend[ctl[C_DEPTH]]]``."""
+    if ctl[C_STATUS] != RUNNING:
+        return
+    root_redeals = ctl[C_ROOT_REDEALS]
+    max_d = states.shape[0] - 1
+    depth = ctl[C_DEPTH]
+    nodes = ctl[C_NODES]
+    count = ctl[C_TT_COUNT]
+    while nodes < node_limit:
+        if nxt[depth] >= nmov[depth]:
+            if depth == 0:
+                ctl[C_STATUS] = EXHAUSTED
+                break
+            depth -= 1
+            continue
+        a = moves[depth, nxt[depth]]
+        nxt[depth] += 1
+        child = states[depth + 1]
+        child[:] = states[depth]
+        plen = pend[depth]
+        path[plen] = a
+        apply_action(child, cfg, a)
+        plen = auto_safe(child, cfg, path, plen + 1)
+        nodes += 1
+        if is_won(child):
+            depth += 1
+            pend[depth] = plen
+            ctl[C_STATUS] = WON
+            break
+        h1, h2 = state_hash(child, cfg, z, root_redeals)
+        if not tt_insert(k1, k2, h1, h2):
+            continue
+        count += 1
+        if count >= tt_limit:
+            ctl[C_STATUS] = TABLE_FULL
+            break
+        depth += 1
+        pend[depth] = plen
+        if depth > ctl[C_MAX_DEPTH]:
+            ctl[C_MAX_DEPTH] = depth
+        nmov[depth] = expand(child, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, moves[depth], scores, por)
+        nxt[depth] = 0
+        if depth >= max_d and nmov[depth] > 0:
+            ctl[C_STATUS] = DEPTH_FULL
+            break
+    ctl[C_DEPTH] = depth
+    ctl[C_NODES] = nodes
+    ctl[C_TT_COUNT] = count
+
+
+# ----------------------------------------------------------------------- best-first
+
+
+@njit(cache=True)
+def _heap_push(hp, hi, n, prio, idx):
+    q = n
+    while q > 0:
+        pq = (q - 1) >> 1
+        if hp[pq] > prio or (hp[pq] == prio and hi[pq] > idx):
+            break
+        hp[q] = hp[pq]
+        hi[q] = hi[pq]
+        q = pq
+    hp[q] = prio
+    hi[q] = idx
+    return n + 1
+
+
+@njit(cache=True)
+def _heap_pop(hp, hi, n):
+    """Remove the top; return (index, new size). Ties go to the newest node."""
+    top = hi[0]
+    n -= 1
+    if n > 0:
+        lp = hp[n]
+        li = hi[n]
+        q = 0
+        while True:
+            c = 2 * q + 1
+            if c >= n:
+                break
+            if c + 1 < n and (hp[c + 1] > hp[c] or (hp[c + 1] == hp[c] and hi[c + 1] > hi[c])):
+                c += 1
+            if hp[c] < lp or (hp[c] == lp and hi[c] < li):
+                break
+            hp[q] = hp[c]
+            hi[q] = hi[c]
+            q = c
+        hp[q] = lp
+        hi[q] = li
+    return top, n
+
+
+@njit(cache=True)
+def best_init(root, cfg, z, k1, k2, arena, parent, act, hp, hi, ctl):
+    """Seed the best-first search with ``root`` (after its safe moves)."""
+    scratch = np.zeros(256, np.int16)
+    arena[0] = root
+    auto_safe(arena[0], cfg, scratch, 0)
+    parent[0] = -1
+    act[0] = -1
+    ctl[C_NODES] = 1
+    ctl[C_DEAD] = 0
+    ctl[C_MAX_DEPTH] = 0
+    if is_won(arena[0]):
+        ctl[C_STATUS] = WON
+        ctl[C_DEPTH] = 0
+        return
+    h1, h2 = state_hash(arena[0], cfg, z, ctl[C_ROOT_REDEALS])
+    tt_insert(k1, k2, h1, h2)
+    ctl[C_TT_COUNT] = 1
+    ctl[C_HEAP] = _heap_push(hp, hi, 0, heuristic(arena[0], cfg), 0)
+    ctl[C_STATUS] = RUNNING
+
+
+@njit(cache=True)
+def best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch, node_limit, tt_limit, por):
+    """Continue the best-first search (highest heuristic first) until it ends or
+    ``ctl[C_NODES]`` reaches ``node_limit``. Complete: when the heap empties, every
+    position the pruning rules keep has been generated (``EXHAUSTED``). On ``WON`` the
+    winning node is ``ctl[C_DEPTH]``; follow ``parent`` to the root."""
+    if ctl[C_STATUS] != RUNNING:
+        return
+    root_redeals = ctl[C_ROOT_REDEALS]
+    n_act = cfg[CFG_N_ACTIONS]
+    cap = arena.shape[0]
+    nodes = ctl[C_NODES]
+    count = ctl[C_TT_COUNT]
+    nheap = ctl[C_HEAP]
+    while nodes < node_limit:
+        if nheap == 0:
+            ctl[C_STATUS] = EXHAUSTED
+            break
+        if count + n_act >= cap or count >= tt_limit:
+            ctl[C_STATUS] = TABLE_FULL
+            break
+        idx, nheap = _heap_pop(hp, hi, nheap)
+        s = arena[idx]
+        legal_mask(s, cfg, mask)
+        stock_only(s, mask, por)
+        first_empty = _first_empty(s, cfg)
+        for a in range(n_act):
+            if not mask[a]:
+                continue
+            kind, i, j, k = decode(cfg, a)
+            if not keep_move(s, cfg, kind, i, j, k, first_empty):
+                continue
+            child = arena[count]
+            child[:] = s
+            apply_action(child, cfg, a)
+            auto_safe(child, cfg, scratch, 0)
+            nodes += 1
+            if is_won(child):
+                parent[count] = idx
+                act[count] = a
+                ctl[C_DEPTH] = count
+                count += 1
+                ctl[C_STATUS] = WON
+                break
+            h1, h2 = state_hash(child, cfg, z, root_redeals)
+            if not tt_insert(k1, k2, h1, h2):
+                continue
+            parent[count] = idx
+            act[count] = a
+            nheap = _heap_push(hp, hi, nheap, heuristic(child, cfg), count)
+            count += 1
+        if ctl[C_STATUS] == WON:
+            break
+    ctl[C_NODES] = nodes
+    ctl[C_TT_COUNT] = count
+    ctl[C_HEAP] = nheap
+
+
+@njit(cache=True)
+def replay_line(root, cfg, actions, out):
+    """The full move list from ``root``: the chosen ``actions`` with every safe move the
+    search took after each of them (and before the first). Returns its length."""
+    s = root.copy()
+    n = auto_safe(s, cfg, out, 0)
+    for a in actions:
+        out[n] = a
+        apply_action(s, cfg, a)
+        n = auto_safe(s, cfg, out, n + 1)
+    return n
