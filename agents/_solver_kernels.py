@@ -178,13 +178,15 @@ def tt_insert(k1, k2, h1, h2):
 
 
 @njit(cache=True)
-def auto_safe(s, cfg, path, plen):
+def auto_safe(s, cfg, path, plen, prune=True):
     """Play every safe foundation move (engine's :func:`~forty_thieves_env.rules.is_safe`).
 
     Each move is played with the engine's ``apply_action`` and appended to ``path`` at
     ``plen``; returns the new path length. Safe moves lose nothing (see the solver docs),
     so the search takes them without branching.
     """
+    if not prune:
+        return plen
     c = cfg[CFG_COLUMNS]
     d = cfg[CFG_DEPTH]
     off_len = cfg[CFG_OFF_LEN]
@@ -286,11 +288,11 @@ def _first_empty(s, cfg):
 
 
 @njit(cache=True)
-def keep_move(s, cfg, kind, i, j, k, first_empty):
+def keep_move(s, cfg, kind, i, j, k, first_empty, prune=True):
     """Symmetry pruning: of the moves into empty columns keep those into the first one
     (the columns are a multiset, so the others give the same position), and never move
     a whole column into an empty column (the same position again)."""
-    if kind in (KIND_WASTE_COLUMN, KIND_COLUMN_COLUMN):
+    if prune and kind in (KIND_WASTE_COLUMN, KIND_COLUMN_COLUMN):
         off_len = cfg[CFG_OFF_LEN]
         if s[off_len + j] == 0:
             if j != first_empty:
@@ -301,11 +303,11 @@ def keep_move(s, cfg, kind, i, j, k, first_empty):
 
 
 @njit(cache=True)
-def stock_only(s, mask, por):
+def stock_only(s, mask, prune):
     """The stock-turn reduction: with the waste empty, turning the stock commutes with
     every other legal move and nothing else can touch the waste, so the turn alone is a
     persistent set (see the solver docs). Returns whether it applied (``mask`` cut)."""
-    if por and mask[0] and s[S_WASTE_LEN] == 0:
+    if prune and mask[0] and s[S_WASTE_LEN] == 0:
         mask[:] = False
         mask[0] = True
         return True
@@ -313,23 +315,23 @@ def stock_only(s, mask, por):
 
 
 @njit(cache=True)
-def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_scores, por):
+def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_scores, prune):
     """Fill ``out_moves`` with the moves of ``s`` worth searching, best first; return how
     many. Pruned: :func:`keep_move` symmetries and :func:`stock_only`; children already
     in the transposition table are skipped (a win comes first)."""
     legal_mask(s, cfg, mask)
-    stock_only(s, mask, por)
+    stock_only(s, mask, prune)
     first_empty = _first_empty(s, cfg)
     m = 0
     for a in range(cfg[CFG_N_ACTIONS]):
         if not mask[a]:
             continue
         kind, i, j, k = decode(cfg, a)
-        if not keep_move(s, cfg, kind, i, j, k, first_empty):
+        if not keep_move(s, cfg, kind, i, j, k, first_empty, prune):
             continue
         tmp[:] = s
         apply_action(tmp, cfg, a)
-        auto_safe(tmp, cfg, scratch, 0)
+        auto_safe(tmp, cfg, scratch, 0, prune)
         if is_won(tmp):
             sc = 1 << 40
         else:
@@ -349,11 +351,11 @@ def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_s
 
 
 @njit(cache=True)
-def dfs_init(root, cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores, por):
+def dfs_init(root, cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores, prune):
     """Set up the depth-first search at ``root``: safe moves, the root's hash, its moves."""
     st = states[0]
     st[:] = root
-    pend[0] = auto_safe(st, cfg, path, 0)
+    pend[0] = auto_safe(st, cfg, path, 0, prune)
     ctl[C_DEPTH] = 0
     ctl[C_NODES] = 1
     ctl[C_MAX_DEPTH] = 0
@@ -363,14 +365,14 @@ def dfs_init(root, cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, ma
     h1, h2 = state_hash(st, cfg, z, ctl[C_ROOT_REDEALS])
     tt_insert(k1, k2, h1, h2)
     ctl[C_TT_COUNT] = 1
-    nmov[0] = expand(st, cfg, z, ctl[C_ROOT_REDEALS], k1, k2, mask, tmp, scratch, moves[0], scores, por)
+    nmov[0] = expand(st, cfg, z, ctl[C_ROOT_REDEALS], k1, k2, mask, tmp, scratch, moves[0], scores, prune)
     nxt[0] = 0
     ctl[C_STATUS] = RUNNING
 
 
 @njit(cache=True)
 def dfs_run(
-    cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores, node_limit, tt_limit, por
+    cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores, node_limit, tt_limit, prune
 ):
     """Continue the depth-first search until it ends or ``ctl[C_NODES]`` reaches
     ``node_limit``. Resumable: everything lives in the arrays. On ``WON`` the winning
@@ -396,7 +398,7 @@ def dfs_run(
         plen = pend[depth]
         path[plen] = a
         apply_action(child, cfg, a)
-        plen = auto_safe(child, cfg, path, plen + 1)
+        plen = auto_safe(child, cfg, path, plen + 1, prune)
         nodes += 1
         if is_won(child):
             depth += 1
@@ -414,7 +416,7 @@ def dfs_run(
         pend[depth] = plen
         if depth > ctl[C_MAX_DEPTH]:
             ctl[C_MAX_DEPTH] = depth
-        nmov[depth] = expand(child, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, moves[depth], scores, por)
+        nmov[depth] = expand(child, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, moves[depth], scores, prune)
         nxt[depth] = 0
         if depth >= max_d and nmov[depth] > 0:
             ctl[C_STATUS] = DEPTH_FULL
@@ -468,11 +470,11 @@ def _heap_pop(hp, hi, n):
 
 
 @njit(cache=True)
-def best_init(root, cfg, z, k1, k2, arena, parent, act, hp, hi, ctl):
+def best_init(root, cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, prune):
     """Seed the best-first search with ``root`` (after its safe moves)."""
     scratch = np.zeros(256, np.int16)
     arena[0] = root
-    auto_safe(arena[0], cfg, scratch, 0)
+    auto_safe(arena[0], cfg, scratch, 0, prune)
     parent[0] = -1
     act[0] = -1
     ctl[C_NODES] = 1
@@ -490,7 +492,7 @@ def best_init(root, cfg, z, k1, k2, arena, parent, act, hp, hi, ctl):
 
 
 @njit(cache=True)
-def best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch, node_limit, tt_limit, por):
+def best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch, node_limit, tt_limit, prune):
     """Continue the best-first search (highest heuristic first) until it ends or
     ``ctl[C_NODES]`` reaches ``node_limit``. Complete: when the heap empties, every
     position the pruning rules keep has been generated (``EXHAUSTED``). On ``WON`` the
@@ -513,18 +515,18 @@ def best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch
         idx, nheap = _heap_pop(hp, hi, nheap)
         s = arena[idx]
         legal_mask(s, cfg, mask)
-        stock_only(s, mask, por)
+        stock_only(s, mask, prune)
         first_empty = _first_empty(s, cfg)
         for a in range(n_act):
             if not mask[a]:
                 continue
             kind, i, j, k = decode(cfg, a)
-            if not keep_move(s, cfg, kind, i, j, k, first_empty):
+            if not keep_move(s, cfg, kind, i, j, k, first_empty, prune):
                 continue
             child = arena[count]
             child[:] = s
             apply_action(child, cfg, a)
-            auto_safe(child, cfg, scratch, 0)
+            auto_safe(child, cfg, scratch, 0, prune)
             nodes += 1
             if is_won(child):
                 parent[count] = idx
@@ -548,13 +550,13 @@ def best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch
 
 
 @njit(cache=True)
-def replay_line(root, cfg, actions, out):
+def replay_line(root, cfg, actions, out, prune):
     """The full move list from ``root``: the chosen ``actions`` with every safe move the
     search took after each of them (and before the first). Returns its length."""
     s = root.copy()
-    n = auto_safe(s, cfg, out, 0)
+    n = auto_safe(s, cfg, out, 0, prune)
     for a in actions:
         out[n] = a
         apply_action(s, cfg, a)
-        n = auto_safe(s, cfg, out, n + 1)
+        n = auto_safe(s, cfg, out, n + 1, prune)
     return n

@@ -56,6 +56,19 @@ def _zobrist(depth: int, stock: int) -> np.ndarray:
     return _ZOBRIST[key]
 
 
+_WARM: set[str] = set()
+
+
+def _warm_up(strategy: str) -> None:
+    """Compile the kernels of ``strategy`` (once per process, outside any time budget)."""
+    if strategy in _WARM:
+        return
+    _WARM.add(strategy)
+    from forty_thieves_env.deals import deal
+
+    solve(deal("classic", 2), max_nodes=200, max_seconds=float("inf"), strategy=strategy)  # type: ignore[arg-type]
+
+
 def _pow2_at_most(x: float) -> int:
     return 1 << max(10, int(np.floor(np.log2(max(x, 1024)))))
 
@@ -67,7 +80,7 @@ def solve(
     max_memory_mb: float = 2048.0,
     strategy: Strategy = "best",
     max_depth: int = 20_000,
-    por: bool = True,
+    prune: bool = True,
 ) -> SolveResult:
     """Search for a winning line from ``state`` (which is left unchanged).
 
@@ -83,8 +96,12 @@ def solve(
             only 16 bytes per position, so it can exhaust larger spaces).
         max_depth: ``dfs`` only: longest line the stack holds (``unknown``, reason
             ``depth``).
-        por: Apply the stock-turn reduction (see the module docs); off only for tests.
+        prune: Apply the search reductions (safe moves, symmetries, the stock-turn
+            rule; see the module docs). Off only to test that they change no verdict.
     """
+    if strategy not in ("best", "dfs"):
+        raise ValueError(f"unknown strategy {strategy!r} (best or dfs)")
+    _warm_up(strategy)
     t0 = time.perf_counter()
     cfg = state.cfg
     size = int(cfg[CFG_SIZE])
@@ -109,10 +126,10 @@ def solve(
         act = np.empty(cap, dtype=np.int16)
         hp = np.empty(cap, dtype=np.int64)
         hi = np.empty(cap, dtype=np.int32)
-        K.best_init(state.array, cfg, z, k1, k2, arena, parent, act, hp, hi, ctl)
+        K.best_init(state.array, cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, prune)
 
         def run_chunk(limit: int) -> None:
-            K.best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch, limit, cap, por)
+            K.best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch, limit, cap, prune)
 
     elif strategy == "dfs":
         m = min(n_act, K.MAX_FRAME_MOVES)
@@ -130,7 +147,7 @@ def solve(
         path = np.zeros(max_depth + 256, dtype=np.int16)
         scores = np.zeros(m, dtype=np.int64)
         K.dfs_init(
-            state.array, cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores, por
+            state.array, cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores, prune
         )
 
         def run_chunk(limit: int) -> None:
@@ -152,7 +169,7 @@ def solve(
                 scores,
                 limit,
                 tt_limit,
-                por,
+                prune,
             )
 
     else:
@@ -183,7 +200,7 @@ def solve(
                 chosen.append(int(act[node]))
                 node = int(parent[node])
             out = np.zeros(len(chosen) + 128, dtype=np.int16)
-            n = K.replay_line(state.array, cfg, np.array(chosen[::-1], dtype=np.int16), out)
+            n = K.replay_line(state.array, cfg, np.array(chosen[::-1], dtype=np.int16), out, prune)
             line = out[:n]
         else:
             line = path[: pend[ctl[K.C_DEPTH]]]
