@@ -1,0 +1,99 @@
+"""Benchmark the perfect-information solver on a range of numbered deals (one process).
+
+    .venv/bin/python benchmarks/solver_bench.py --first 1 --last 200 --seconds 10
+
+Prints one line per deal and a summary: won / lost / unknown, the fraction decided and the
+time distribution (median and 90th percentile, all deals and decided ones). Every ``won``
+line is replayed through the engine before it counts. ``--json`` writes every result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.solver import solve
+from forty_thieves_env import deal, get_variant
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--variant", default="classic", help="preset name (default classic)")
+    p.add_argument("--first", type=int, default=1, help="first deal number (default 1)")
+    p.add_argument("--last", type=int, default=200, help="last deal number (default 200)")
+    p.add_argument("--seconds", type=float, default=10.0, help="time budget per deal (default 10)")
+    p.add_argument("--nodes", type=int, default=100_000_000, help="node budget per deal")
+    p.add_argument("--memory-mb", type=float, default=2048.0, help="memory budget per deal (default 2048)")
+    p.add_argument("--strategy", default="best", choices=["best", "dfs"], help="search strategy (default best)")
+    p.add_argument("--json", type=Path, help="write every result to this JSON file")
+    p.add_argument("--quiet", action="store_true", help="summary only")
+    args = p.parse_args(argv)
+
+    variant = get_variant(args.variant)
+    solve(deal(variant, 1), max_nodes=100, strategy=args.strategy)  # compile outside the timings
+    rows = []
+    t_start = time.perf_counter()
+    for number in range(args.first, args.last + 1):
+        state = deal(variant, number)
+        r = solve(
+            state, max_nodes=args.nodes, max_seconds=args.seconds, max_memory_mb=args.memory_mb, strategy=args.strategy
+        )
+        if r.verdict == "won":
+            game = state.copy()
+            for move in r.moves:
+                game.play(move)
+            if not game.is_won():
+                raise SystemExit(f"deal {number}: the winning line does not replay to a win")
+        rows.append(
+            {
+                "deal": number,
+                "verdict": r.verdict,
+                "reason": r.reason,
+                "seconds": round(r.seconds, 4),
+                "nodes": r.nodes,
+                "states": r.states,
+                "moves": len(r.moves),
+            }
+        )
+        if not args.quiet:
+            print(
+                f"{number:6d} {r.verdict:7s} {r.reason:7s} {r.seconds:7.2f}s {r.nodes:11d} nodes {len(r.moves):4d} mv",
+                flush=True,
+            )
+    wall = time.perf_counter() - t_start
+
+    n = len(rows)
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("won", "lost", "unknown")}
+    decided = counts["won"] + counts["lost"]
+    secs = np.array([r["seconds"] for r in rows])
+    dsecs = np.array([r["seconds"] for r in rows if r["verdict"] != "unknown"])
+
+    def dist(x: np.ndarray) -> str:
+        if len(x) == 0:
+            return "-"
+        return f"median {np.median(x):.2f}s, p90 {np.percentile(x, 90):.2f}s, max {x.max():.2f}s"
+
+    print(
+        f"\n{variant.name} deals {args.first}..{args.last} ({n}), {args.strategy}, budget {args.seconds:g}s / "
+        f"{args.nodes} nodes / {args.memory_mb:g} MB"
+    )
+    print(f"won {counts['won']}  lost {counts['lost']}  unknown {counts['unknown']}  of {n}")
+    print(f"decided {decided}/{n} = {decided / n:.1%}  (won {counts['won'] / n:.1%}, lost {counts['lost'] / n:.1%})")
+    print(f"time, all deals:     {dist(secs)}")
+    print(f"time, decided deals: {dist(dsecs)}")
+    print(f"wall {wall:.0f}s")
+    if args.json:
+        meta = {k: str(v) for k, v in vars(args).items()}
+        args.json.write_text(json.dumps({"args": meta, "results": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
