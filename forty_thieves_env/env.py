@@ -9,18 +9,31 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .deals import TRAIN_RANGE, check_deal_number, deal_split, shuffled_pack
+from .batch import (
+    DEAL_RANGE,
+    G_CARDS,
+    G_LEN,
+    G_MOVES,
+    ILLEGAL_ACTIONS,
+    P_ILLEGAL_TERMINATES,
+    P_LEN,
+    P_ORACLE,
+    ST_ILLEGAL,
+    ST_TERMINATED,
+    ST_WON,
+    check_deals,
+    draw_deal,
+    step_one,
+)
+from .deals import check_deal_number, shuffled_pack
 from .encoding import ObservationEncoder, check_mode, observation_space
 from .notation import format_move, format_position, parse_move, parse_position
 from .rewards import Reward, make_reward
-from .rules import apply_action, cards_home, count_legal, deal_layout, is_legal, is_won, legal_mask, why_illegal
+from .rules import cards_home, count_legal, deal_layout, legal_mask, why_illegal
 from .state import CFG_N_ACTIONS, GameState, IllegalMoveError, config_for
 from .variants import Variant, get_variant
 
-#: Deal numbers a reset draws from (both ends included) unless ``deals=`` is given: the
-#: training range, which shares no number with the evaluation splits of :mod:`.deals`.
-DEAL_RANGE = TRAIN_RANGE
-ILLEGAL_ACTIONS: tuple[str, ...] = ("penalize", "raise", "terminate")
+__all__ = ["DEAL_RANGE", "ILLEGAL_ACTIONS", "EnvState", "FortyThievesEnv"]
 
 Observation = dict[str, np.ndarray] | np.ndarray
 
@@ -174,22 +187,29 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         self._s = self._game.array  # (size,) int8, the live state
         self._mask = np.zeros(self.n_actions, dtype=np.bool_)  # (n,) legal actions now
         self._encoder = ObservationEncoder(self.variant, observation)
+        # The fused step kernel (:func:`.batch.step_one`) reads these: reward numbers, mode
+        # switches, and the game's counters (moves and cards home are kept there).
+        self._spec = self.reward.spec()
+        self._params = np.zeros(P_LEN, dtype=np.int64)
+        self._params[P_ORACLE] = self.observation_mode == "oracle"
+        self._params[P_ILLEGAL_TERMINATES] = illegal_action == "terminate"
+        self._counters = np.zeros(G_LEN, dtype=np.int64)
         self._deal = 0
-        self._moves = 0
         self._renderer: Any = None
 
-    @staticmethod
-    def _check_deals(deals: str | Iterable[int] | np.ndarray | None) -> np.ndarray | None:
-        if deals is None:
-            return None
-        if isinstance(deals, str):
-            return deal_split(deals)
-        arr = np.asarray(list(deals) if not isinstance(deals, np.ndarray) else deals)
-        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError("deals must be a non-empty sequence of deal numbers (ints)")
-        if arr.min() < 1:
-            raise ValueError(f"deal numbers start at 1, got {int(arr.min())}")
-        return arr.astype(np.int64)
+    _check_deals = staticmethod(check_deals)
+
+    @property
+    def _moves(self) -> int:
+        return int(self._counters[G_MOVES])
+
+    def _sync(self, moves: int) -> None:
+        """Bring the mask, observation buffer and counters up to date after ``_s`` changed."""
+        legal_mask(self._s, self.cfg, self._mask)
+        self._encoder.encode(self._s)
+        self._counters[:] = 0
+        self._counters[G_MOVES] = moves
+        self._counters[G_CARDS] = cards_home(self._s)
 
     # ----- the Gymnasium API ----------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Observation, dict]:
@@ -209,48 +229,46 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
             number = check_deal_number(options["deal"]) if "deal" in options else self._draw_deal()
             deal_layout(self._s, self.cfg, shuffled_pack(number))
             self._deal = number
-        self._moves = 0
-        legal_mask(self._s, self.cfg, self._mask)
-        self._encoder.encode(self._s)
+        self._sync(0)
         return self._encoder.observation(), self._info(False, False)
 
     def step(self, action: int | np.integer) -> tuple[Observation, SupportsFloat, bool, bool, dict]:
-        """Play one action; see the class docstring for rewards, episode end and ``info``."""
-        a = int(action)
-        s, cfg = self._s, self.cfg
-        if not (0 <= a < self.n_actions and is_legal(s, cfg, a)):
-            return self._refuse(a)
-        moved = apply_action(s, cfg, a)
-        self._moves += 1
-        n_legal = legal_mask(s, cfg, self._mask)
-        won = bool(is_won(s))
-        reward = float(self.reward(int(moved), won))
-        self._encoder.encode(s)
-        return self._encoder.observation(), reward, won or n_legal == 0, False, self._info(won, False)
+        """Play one action; see the class docstring for rewards, episode end and ``info``.
 
-    def _refuse(self, a: int) -> tuple[Observation, SupportsFloat, bool, bool, dict]:
-        if self.illegal_action == "raise":
-            if not 0 <= a < self.n_actions:
+        One compiled call (:func:`.batch.step_one`) checks the action against the mask,
+        plays it, and refreshes the reward, mask, observation buffer and counters.
+        """
+        a = int(action)
+        if not 0 <= a < self.n_actions:
+            if self.illegal_action == "raise":
                 raise IllegalMoveError(f"action {a} is out of range 0..{self.n_actions - 1} for {self.variant.name}")
+            a = -1  # refused by the kernel (and small enough for its int64)
+        elif self.illegal_action == "raise" and not self._mask[a]:
             raise IllegalMoveError(f"illegal move {format_move(self.variant, a)}: {why_illegal(self._s, self.cfg, a)}")
-        info = self._info(bool(is_won(self._s)), True)
-        terminated = self.illegal_action == "terminate"
-        return self._encoder.observation(), float(self.reward.illegal), terminated, False, info
+        c = self._counters
+        reward, status = step_one(self._s, self.cfg, self._mask, self._encoder.buffer, self._spec, a, self._params, c)
+        info = {
+            "deal": self._deal,
+            "moves": int(c[G_MOVES]),
+            "cards_on_foundations": int(c[G_CARDS]),
+            "won": (status & ST_WON) != 0,
+            "illegal_action": (status & ST_ILLEGAL) != 0,
+            "action_mask": self._mask.copy(),
+        }
+        return self._encoder.observation(), reward, (status & ST_TERMINATED) != 0, False, info
 
     def _info(self, won: bool, illegal: bool) -> dict[str, Any]:
         return {
             "deal": self._deal,
             "moves": self._moves,
-            "cards_on_foundations": int(cards_home(self._s)),
+            "cards_on_foundations": int(self._counters[G_CARDS]),
             "won": won,
             "illegal_action": illegal,
             "action_mask": self._mask.copy(),
         }
 
     def _draw_deal(self) -> int:
-        if self.deals is None:
-            return int(self.np_random.integers(DEAL_RANGE[0], DEAL_RANGE[1], endpoint=True))
-        return int(self.deals[self.np_random.integers(len(self.deals))])
+        return draw_deal(self.np_random, self.deals)
 
     def _load_position(self, position: str | GameState) -> GameState:
         game = parse_position(position) if isinstance(position, str) else position
@@ -325,9 +343,8 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         if array.shape != self._s.shape or array.dtype != np.int8:
             raise ValueError(f"state array must be {self._s.shape} int8, got {array.shape} {array.dtype}")
         self._s[:] = array
-        self._deal, self._moves = int(deal), int(moves)
-        legal_mask(self._s, self.cfg, self._mask)
-        self._encoder.encode(self._s)
+        self._deal = int(deal)
+        self._sync(int(moves))
 
     # ----- pickling -------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:

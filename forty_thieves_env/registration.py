@@ -14,11 +14,15 @@ id                                  variant preset
 
 Keyword arguments to ``gym.make`` reach :class:`~.env.FortyThievesEnv` (variant options,
 ``observation``, ``reward``, ``illegal_action``, ``deals``, ``render_mode``).
+``gym.make_vec(id, num_envs=N)`` builds :class:`~.vector.FortyThievesVectorEnv` with the same
+arguments (``vectorization_mode="sync"`` gives Gymnasium's ``SyncVectorEnv`` instead).
 """
 
 from __future__ import annotations
 
 ENTRY_POINT = "forty_thieves_env.env:FortyThievesEnv"
+#: ``gym.make_vec(id, num_envs=N)`` builds the native batched environment (:mod:`.vector`).
+VECTOR_ENTRY_POINT = "forty_thieves_env.vector:FortyThievesVectorEnv"
 #: Far beyond any real game (a long one takes a few hundred moves); stops shuffling loops.
 MAX_EPISODE_STEPS = 1000
 
@@ -42,6 +46,7 @@ def register_envs() -> None:
             gym.register(
                 id=env_id,
                 entry_point=ENTRY_POINT,
+                vector_entry_point=VECTOR_ENTRY_POINT,
                 kwargs={"variant": preset},
                 max_episode_steps=MAX_EPISODE_STEPS,
             )

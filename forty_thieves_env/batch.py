@@ -1,0 +1,700 @@
+"""The batch engine: N games stepped, reset and encoded in one compiled call.
+
+This is the machinery under the native vector environments (:mod:`.vector` for Gymnasium,
+:mod:`.sb3` for stable-baselines3) and under the fused single-game step of
+:class:`~.env.FortyThievesEnv`. It imports neither gymnasium nor torch.
+
+A batch of ``N`` games is a set of 2-D arrays, one row per game:
+
+=============  ==================  ===============================================================
+array          shape, dtype        content
+=============  ==================  ===============================================================
+``states``     (N, size) int8      state arrays (see :mod:`.state`)
+``masks``      (N, n) bool         legal actions now (what ``action_masks()`` returns)
+``obs``        (N, F) int8         observations, flat: the fields of :mod:`.encoding` in order
+                                   (the ``flat`` observation; ``dict`` fields are column slices)
+``games``      (N, G_LEN) int64    per-game counters, slots ``G_*`` below
+``ep_return``  (N,) float64        sum of the rewards of the episode so far
+``flags``      (F_LEN, N) bool     per-step results, rows ``F_*`` below
+``rewards``    (N,) float64        per-step rewards
+=============  ==================  ===============================================================
+
+:func:`step_one` is one game's step (check the action against the mask, apply it, reward,
+mask, observation) and is what the single environment calls; the batch kernels run
+:func:`step_game` (``step_one`` plus the time limit and autoreset) for every game, in
+parallel over the cores (``prange``) or serially.
+
+Autoreset: ``AUTORESET_NEXT_STEP`` (Gymnasium's default): a game whose episode ended is
+reset by its next step, whose action is ignored and whose reward is 0.
+``AUTORESET_SAME_STEP`` (what stable-baselines3 expects): the game is reset within the step
+that ended it; its last observation, mask and counters are copied to the ``final_*``
+arrays first. A reset deals the game's pre-drawn ``G_NEXT_DEAL`` and raises the
+``F_DRAWN`` flag, so that Python draws the game's next deal number from its own random
+generator (see :class:`BatchGames`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from numba import njit, prange
+from numba import uint64 as u64
+
+from .cards import N_CARDS, N_FOUNDATIONS
+from .deals import TRAIN_RANGE, check_deal_number, deal_split, shuffle_into
+from .encoding import COUNT_REDEALS, COUNT_STOCK, FACE_DOWN, N_COUNTS, NO_CARD, check_mode, observation_fields
+from .rewards import R_ILLEGAL, Reward, make_reward, reward_from_spec
+from .rules import apply_action, cards_home, deal_layout, legal_mask
+from .state import (
+    CFG_COLUMNS,
+    CFG_DEPTH,
+    CFG_N_ACTIONS,
+    CFG_OFF_DOWN,
+    CFG_OFF_LEN,
+    CFG_OFF_STOCK,
+    CFG_OFF_TAB,
+    CFG_OFF_WASTE,
+    CFG_SIZE,
+    CFG_STOCK,
+    S_FOUND,
+    S_REDEALS,
+    S_STOCK_LEN,
+    S_WASTE_LEN,
+    config_for,
+)
+from .variants import Variant, get_variant
+
+# Per-game counters: slots of a row of ``games``.
+G_DEAL = 0  # deal number being played (0 when started from a position)
+G_MOVES = 1  # legal moves played this episode
+G_ELAPSED = 2  # steps this episode, refused actions included (what a TimeLimit counts)
+G_CARDS = 3  # cards on the foundations now
+G_NEXT_DEAL = 4  # deal number of the game's next reset, drawn in advance
+G_PENDING = 5  # NEXT_STEP: the episode has ended and the next step resets the game
+G_LEN = 6
+
+# Per-step results: rows of ``flags``.
+F_TERMINATED = 0
+F_TRUNCATED = 1
+F_WON = 2  # the game is won (after the step, before any same-step reset)
+F_ILLEGAL = 3  # the action was refused
+F_DRAWN = 4  # the game was reset and used its G_NEXT_DEAL: draw a new one
+F_RESET = 5  # NEXT_STEP: this step was a reset (action ignored)
+F_LEN = 6
+
+# Bits of the status that :func:`step_one` returns.
+ST_WON = 1
+ST_TERMINATED = 2
+ST_ILLEGAL = 4
+
+# Slots of the ``params`` array (int64).
+P_ORACLE = 0  # 1: encode the oracle fields too
+P_ILLEGAL_TERMINATES = 1  # 1: a refused action ends the episode
+P_AUTORESET = 2  # AUTORESET_NEXT_STEP or AUTORESET_SAME_STEP
+P_MAX_STEPS = 3  # truncate after this many steps of an episode; 0: never
+P_LEN = 4
+
+AUTORESET_NEXT_STEP = 0
+AUTORESET_SAME_STEP = 1
+AUTORESET_MODES = {"next_step": AUTORESET_NEXT_STEP, "same_step": AUTORESET_SAME_STEP}
+
+ILLEGAL_ACTIONS: tuple[str, ...] = ("penalize", "raise", "terminate")
+#: Deal numbers a reset draws from (both ends included) unless ``deals=`` is given.
+DEAL_RANGE = TRAIN_RANGE
+#: Below this many games a step runs in the calling thread: waking numba's worker threads
+#: costs microseconds on an idle machine and milliseconds on a busy one, more than the
+#: work of a small batch (about a microsecond per game).
+PARALLEL_MIN_GAMES = 512
+#: Games per work item of a parallel step (see :meth:`BatchGames._run`).
+PARALLEL_CHUNK = 32
+
+
+# ------------------------------------------------------------------------------ kernels
+
+
+@njit(cache=True)
+def encode_obs(s, cfg, obs, oracle):
+    """Encode state ``s`` into the flat observation row ``obs`` (``(F,) int8``).
+
+    Writes exactly what :func:`~.encoding.encode_into` (and, with ``oracle``,
+    :func:`~.encoding.encode_oracle_into`) write into the fields, laid end to end as in
+    the ``flat`` observation; the tests hold the two to the same output. This version
+    walks one flat row with unsigned indices and no array views, about four times faster.
+    """
+    c = u64(cfg[CFG_COLUMNS])
+    d = u64(cfg[CFG_DEPTH])
+    cap = u64(cfg[CFG_STOCK])
+    off_len = u64(cfg[CFG_OFF_LEN])
+    off_down = u64(cfg[CFG_OFF_DOWN])
+    off_tab = u64(cfg[CFG_OFF_TAB])
+    o = u64(0)
+    for i in range(c):
+        n = u64(s[off_len + i])
+        down = u64(s[off_down + i])
+        base = off_tab + i * d
+        for t in range(down):
+            obs[o + t] = FACE_DOWN
+        for t in range(down, n):
+            obs[o + t] = s[base + t]
+        for t in range(n, d):
+            obs[o + t] = NO_CARD
+        o += d
+    wl = u64(s[S_WASTE_LEN])
+    pad = cap - wl
+    off_w = u64(cfg[CFG_OFF_WASTE])
+    for t in range(pad):
+        obs[o + t] = NO_CARD
+    o += pad
+    for t in range(wl):
+        obs[o + t] = s[off_w + t]
+    o += wl
+    for p in range(u64(N_FOUNDATIONS)):
+        obs[o + p] = s[u64(S_FOUND) + p]
+    o += u64(N_FOUNDATIONS)
+    obs[o + u64(COUNT_STOCK)] = s[S_STOCK_LEN]
+    obs[o + u64(COUNT_REDEALS)] = s[S_REDEALS]
+    if not oracle:
+        return
+    o += u64(N_COUNTS)
+    sl = u64(s[S_STOCK_LEN])
+    off_st = u64(cfg[CFG_OFF_STOCK])
+    for t in range(sl):
+        obs[o + t] = s[off_st + sl - u64(1) - t]
+    for t in range(sl, cap):
+        obs[o + t] = NO_CARD
+    o += cap
+    for i in range(c):
+        n = u64(s[off_len + i])
+        base = off_tab + i * d
+        for t in range(n):
+            obs[o + t] = s[base + t]
+        for t in range(n, d):
+            obs[o + t] = NO_CARD
+        o += d
+
+
+@njit(cache=True)
+def step_one(s, cfg, mask, obs, spec, action, params, g):
+    """One game's step; returns ``(reward, status)`` with status bits ``ST_*``.
+
+    A legal action (``mask[action]``) is applied; then the mask, the observation row and
+    the counters ``g`` (a ``games`` row) are brought up to date. A refused action leaves
+    the state, mask and observation as they were and earns ``spec[R_ILLEGAL]``.
+    """
+    g[G_ELAPSED] += 1
+    if 0 <= action < mask.shape[0] and mask[action]:
+        moved = apply_action(s, cfg, action)
+        g[G_MOVES] += 1
+        n_legal = legal_mask(s, cfg, mask)
+        home = cards_home(s)
+        g[G_CARDS] = home
+        won = home == N_CARDS
+        encode_obs(s, cfg, obs, params[P_ORACLE])
+        status = 0
+        if won:
+            status = ST_WON | ST_TERMINATED
+        elif n_legal == 0:
+            status = ST_TERMINATED
+        return reward_from_spec(spec, moved, won), status
+    status = ST_ILLEGAL
+    if cards_home(s) == N_CARDS:
+        status |= ST_WON
+    if params[P_ILLEGAL_TERMINATES]:
+        status |= ST_TERMINATED
+    return spec[R_ILLEGAL], status
+
+
+@njit(cache=True)
+def reset_one(s, cfg, mask, obs, params, g, number, deck):
+    """Deal PySolFC deal ``number`` into ``s`` and refresh the mask, observation and counters."""
+    shuffle_into(number, deck)
+    deal_layout(s, cfg, deck)
+    legal_mask(s, cfg, mask)
+    encode_obs(s, cfg, obs, params[P_ORACLE])
+    g[G_DEAL] = number
+    g[G_MOVES] = 0
+    g[G_ELAPSED] = 0
+    g[G_CARDS] = cards_home(s)
+    g[G_PENDING] = 0
+
+
+@njit(cache=True)
+def step_game(
+    i,
+    states,
+    cfg,
+    masks,
+    obs,
+    games,
+    ep_return,
+    spec,
+    params,
+    actions,
+    rewards,
+    flags,
+    final_obs,
+    final_masks,
+    final_games,
+    final_return,
+    decks,
+):
+    """Game ``i`` of a batch step: :func:`step_one`, the time limit, then autoreset."""
+    g = games[i]
+    flags[F_DRAWN, i] = False
+    if g[G_PENDING]:  # NEXT_STEP: the episode ended last step; this step resets it
+        reset_one(states[i], cfg, masks[i], obs[i], params, g, g[G_NEXT_DEAL], decks[i])
+        ep_return[i] = 0.0
+        rewards[i] = 0.0
+        flags[F_TERMINATED, i] = False
+        flags[F_TRUNCATED, i] = False
+        flags[F_WON, i] = False
+        flags[F_ILLEGAL, i] = False
+        flags[F_DRAWN, i] = True
+        flags[F_RESET, i] = True
+        return
+    r, status = step_one(states[i], cfg, masks[i], obs[i], spec, actions[i], params, g)
+    rewards[i] = r
+    ep_return[i] += r
+    terminated = (status & ST_TERMINATED) != 0
+    truncated = params[P_MAX_STEPS] > 0 and g[G_ELAPSED] >= params[P_MAX_STEPS]
+    flags[F_TERMINATED, i] = terminated
+    flags[F_TRUNCATED, i] = truncated
+    flags[F_WON, i] = (status & ST_WON) != 0
+    flags[F_ILLEGAL, i] = (status & ST_ILLEGAL) != 0
+    flags[F_RESET, i] = False
+    if terminated or truncated:
+        if params[P_AUTORESET] == AUTORESET_NEXT_STEP:
+            g[G_PENDING] = 1
+        else:
+            final_obs[i, :] = obs[i]
+            final_masks[i, :] = masks[i]
+            final_games[i, :] = g
+            final_return[i] = ep_return[i]
+            reset_one(states[i], cfg, masks[i], obs[i], params, g, g[G_NEXT_DEAL], decks[i])
+            ep_return[i] = 0.0
+            flags[F_DRAWN, i] = True
+
+
+@njit(parallel=True, cache=True)
+def step_batch_parallel(
+    states,
+    cfg,
+    masks,
+    obs,
+    games,
+    ep_return,
+    spec,
+    params,
+    actions,
+    rewards,
+    flags,
+    final_obs,
+    final_masks,
+    final_games,
+    final_return,
+    decks,
+):
+    """Step every game of a batch (:func:`step_game`), in parallel over numba's threads."""
+    for i in prange(states.shape[0]):
+        step_game(
+            i,
+            states,
+            cfg,
+            masks,
+            obs,
+            games,
+            ep_return,
+            spec,
+            params,
+            actions,
+            rewards,
+            flags,
+            final_obs,
+            final_masks,
+            final_games,
+            final_return,
+            decks,
+        )
+
+
+@njit(cache=True)
+def step_batch_serial(
+    states,
+    cfg,
+    masks,
+    obs,
+    games,
+    ep_return,
+    spec,
+    params,
+    actions,
+    rewards,
+    flags,
+    final_obs,
+    final_masks,
+    final_games,
+    final_return,
+    decks,
+):
+    """:func:`step_batch_parallel` in the calling thread (small batches, ``num_threads=1``).
+
+    A separate function, not the same one compiled twice: numba's on-disk cache keys
+    entries by function, so two compilations of one function would overwrite each other.
+    """
+    for i in range(states.shape[0]):
+        step_game(
+            i,
+            states,
+            cfg,
+            masks,
+            obs,
+            games,
+            ep_return,
+            spec,
+            params,
+            actions,
+            rewards,
+            flags,
+            final_obs,
+            final_masks,
+            final_games,
+            final_return,
+            decks,
+        )
+
+
+@njit(cache=True)
+def reset_batch(states, cfg, masks, obs, games, ep_return, params, which, numbers, decks):
+    """Deal ``numbers[i]`` into every game ``i`` with ``which[i]`` (resets are rare: serial)."""
+    for i in range(states.shape[0]):
+        if which[i]:
+            reset_one(states[i], cfg, masks[i], obs[i], params, games[i], numbers[i], decks[i])
+            ep_return[i] = 0.0
+
+
+@njit(cache=True)
+def sample_legal(masks, uniforms, out):
+    """``out[i]``: a legal action of row ``i`` of ``masks``, the ``floor(uniforms[i] * n_legal)``-th
+    one (0 for an all-False row). A random-legal-move agent for a whole batch in one call."""
+    for i in range(masks.shape[0]):
+        row = masks[i]
+        n = 0
+        for a in range(row.shape[0]):
+            if row[a]:
+                n += 1
+        if n == 0:
+            out[i] = 0
+            continue
+        r = min(int(uniforms[i] * n), n - 1)
+        for a in range(row.shape[0]):
+            if row[a]:
+                if r == 0:
+                    out[i] = a
+                    break
+                r -= 1
+
+
+# ------------------------------------------------------------------------- Python side
+
+
+def check_deals(deals: str | Iterable[int] | np.ndarray | None) -> np.ndarray | None:
+    """The ``deals=`` argument as an ``int64`` array of deal numbers (``None`` stays ``None``).
+
+    Raises:
+        ValueError: empty, not integers, or a number below 1.
+    """
+    if deals is None:
+        return None
+    if isinstance(deals, str):
+        return deal_split(deals)
+    arr = np.asarray(list(deals) if not isinstance(deals, np.ndarray) else deals)
+    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError("deals must be a non-empty sequence of deal numbers (ints)")
+    if arr.min() < 1:
+        raise ValueError(f"deal numbers start at 1, got {int(arr.min())}")
+    return arr.astype(np.int64)
+
+
+def draw_deal(rng: np.random.Generator, deals: np.ndarray | None) -> int:
+    """One deal number from ``rng``: uniform over ``deals``, or over :data:`DEAL_RANGE`."""
+    if deals is None:
+        return int(rng.integers(DEAL_RANGE[0], DEAL_RANGE[1], endpoint=True))
+    return int(deals[rng.integers(len(deals))])
+
+
+def new_rng(seed: int | None) -> np.random.Generator:
+    """The generator Gymnasium's ``seeding.np_random(seed)`` makes (PCG64 over a SeedSequence)."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
+
+
+def observation_layout(variant: Variant, mode: str) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+    """Field name -> ``(start, stop, shape)`` in a flat observation row of ``mode``."""
+    out = {}
+    pos = 0
+    for name, (shape, _) in observation_fields(variant, oracle=mode == "oracle").items():
+        n = int(np.prod(shape))
+        out[name] = (pos, pos + n, shape)
+        pos += n
+    return out
+
+
+class BatchGames:
+    """``num_games`` games of one variant, stepped in one compiled call (no gymnasium needed).
+
+    Every game has its own random generator for its deals, seeded as Gymnasium's
+    ``SyncVectorEnv`` seeds its sub-environments (``seed + i`` for game ``i``), and draws
+    deal numbers from it exactly as :class:`~.env.FortyThievesEnv` does; the number of
+    each game's next deal is drawn in advance (``games[:, G_NEXT_DEAL]``) so that the
+    kernel can autoreset without Python. A seed therefore fixes every deal of every game,
+    and game ``i`` plays the same deals as a single environment reset with ``seed + i``.
+
+    Args:
+        num_games: ``N``.
+        variant: A preset name or :class:`~.variants.Variant`; ``options`` override it.
+        observation: ``"dict"``, ``"flat"`` or ``"oracle"`` (the buffer is flat in every mode).
+        reward: A reward name or :class:`~.rewards.Reward`.
+        illegal_action: ``"penalize"``, ``"raise"`` (checked in Python, before any game
+            moves) or ``"terminate"``.
+        deals: Deal numbers to draw from (split name or numbers); default the training range.
+        max_episode_steps: Truncate an episode after this many steps (``None``: never).
+        autoreset: ``"next_step"`` or ``"same_step"`` (see the module docstring).
+        num_threads: numba threads for a step (``None``: numba's current setting).
+    """
+
+    def __init__(
+        self,
+        num_games: int,
+        variant: str | Variant = "classic",
+        *,
+        observation: str = "dict",
+        reward: str | Reward = "foundation",
+        illegal_action: str = "penalize",
+        deals: str | Iterable[int] | np.ndarray | None = None,
+        max_episode_steps: int | None = None,
+        autoreset: str = "next_step",
+        num_threads: int | None = None,
+        **options: object,
+    ) -> None:
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games must be a positive int, got {num_games!r}")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(f"unknown illegal_action {illegal_action!r}; choose one of {', '.join(ILLEGAL_ACTIONS)}")
+        if autoreset not in AUTORESET_MODES:
+            raise ValueError(f"unknown autoreset {autoreset!r}; choose one of {', '.join(AUTORESET_MODES)}")
+        if max_episode_steps is not None and (isinstance(max_episode_steps, bool) or max_episode_steps < 1):
+            raise ValueError(f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}")
+        if num_threads is not None and num_threads < 1:
+            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+        n = self.num_games = int(num_games)
+        self.variant = get_variant(variant, **options)
+        self.cfg = config_for(self.variant)
+        self.n_actions = int(self.cfg[CFG_N_ACTIONS])
+        self.observation_mode = check_mode(observation)
+        self.reward = make_reward(reward)
+        self.spec = self.reward.spec()
+        self.illegal_action = illegal_action
+        self.deals = check_deals(deals)
+        self.max_episode_steps = max_episode_steps
+        self.autoreset = autoreset
+        self.num_threads = num_threads
+        self.layout = observation_layout(self.variant, observation)
+        obs_size = max(stop for _, stop, _ in self.layout.values())
+
+        self.params = np.zeros(P_LEN, dtype=np.int64)
+        self.params[P_ORACLE] = observation == "oracle"
+        self.params[P_ILLEGAL_TERMINATES] = illegal_action == "terminate"
+        self.params[P_AUTORESET] = AUTORESET_MODES[autoreset]
+        self.params[P_MAX_STEPS] = max_episode_steps or 0
+
+        size = int(self.cfg[CFG_SIZE])
+        self.states = np.zeros((n, size), dtype=np.int8)
+        self.masks = np.zeros((n, self.n_actions), dtype=np.bool_)
+        self.obs = np.zeros((n, obs_size), dtype=np.int8)
+        self.games = np.zeros((n, G_LEN), dtype=np.int64)
+        self.ep_return = np.zeros(n, dtype=np.float64)
+        self.rewards = np.zeros(n, dtype=np.float64)
+        self.flags = np.zeros((F_LEN, n), dtype=np.bool_)
+        self.actions = np.zeros(n, dtype=np.int64)
+        self.decks = np.zeros((n, N_CARDS), dtype=np.int8)
+        # Last observation, mask and counters of the games a SAME_STEP step reset.
+        same = autoreset == "same_step"
+        self.final_obs = np.zeros((n if same else 0, obs_size), dtype=np.int8)
+        self.final_masks = np.zeros((n if same else 0, self.n_actions), dtype=np.bool_)
+        self.final_games = np.zeros((n if same else 0, G_LEN), dtype=np.int64)
+        self.final_return = np.zeros(n if same else 0, dtype=np.float64)
+        self.rngs: list[np.random.Generator] | None = None
+        self.seeds: list[int | None] = [None] * n  # what each game's generator was seeded with
+        self._parallel = n >= PARALLEL_MIN_GAMES and num_threads != 1
+
+    # ----- views --------------------------------------------------------------------
+    def field(self, name: str, source: np.ndarray | None = None) -> np.ndarray:
+        """``(N, *shape)`` view of observation field ``name`` in ``source`` (default ``obs``)."""
+        start, stop, shape = self.layout[name]
+        src = self.obs if source is None else source
+        return src[:, start:stop].reshape(src.shape[0], *shape)
+
+    @property
+    def terminated(self) -> np.ndarray:
+        return self.flags[F_TERMINATED]
+
+    @property
+    def truncated(self) -> np.ndarray:
+        return self.flags[F_TRUNCATED]
+
+    # ----- deals ----------------------------------------------------------------------
+    def _refill(self, idx: Iterable[int]) -> None:
+        rngs, nd, deals = self.rngs, self.games[:, G_NEXT_DEAL], self.deals
+        assert rngs is not None
+        for i in idx:
+            nd[i] = draw_deal(rngs[i], deals)
+
+    def seed_rngs(self, seed: int | Sequence[int | None] | None) -> None:
+        """(Re)seed the games' generators: ``seed + i`` for game ``i``, a list of N seeds, or ``None``.
+
+        A ``None`` seed (for all games, or one entry of a list) keeps the game's generator, as
+        ``SyncVectorEnv`` leaves a sub-environment's; games without one get an unseeded one.
+        A reseeded game's next deal is drawn again from its new generator.
+        """
+        n = self.num_games
+        if seed is None:
+            seeds: list[int | None] = [None] * n
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds = [int(seed) + i for i in range(n)]
+        else:
+            seeds = [None if s is None else int(s) for s in seed]
+            if len(seeds) != n:
+                raise ValueError(f"a list of seeds must have num_games={n} entries, got {len(seeds)}")
+        fresh = self.rngs is None
+        if self.rngs is None:
+            self.rngs = [None] * n  # type: ignore[list-item]
+        changed = [i for i, s in enumerate(seeds) if fresh or s is not None]
+        for i in changed:
+            self.rngs[i] = new_rng(seeds[i])
+            self.seeds[i] = seeds[i]
+        self._refill(changed)
+
+    def reset(
+        self,
+        seed: int | Sequence[int | None] | None = None,
+        deal: int | Sequence[int] | np.ndarray | None = None,
+        which: np.ndarray | None = None,
+    ) -> None:
+        """Deal new games: each game's pre-drawn next deal, or ``deal`` (one number or N).
+
+        Args:
+            seed: see :meth:`seed_rngs`.
+            deal: deal numbers to play instead of drawing (one for all, or one per game).
+            which: ``(N,) bool``: reset only these games (default all).
+        """
+        n = self.num_games
+        self.seed_rngs(seed)
+        which = np.ones(n, dtype=np.bool_) if which is None else np.asarray(which, dtype=np.bool_)
+        if which.shape != (n,):
+            raise ValueError(f"which must have shape ({n},), got {which.shape}")
+        if deal is None:
+            numbers = self.games[:, G_NEXT_DEAL].copy()
+            drawn = np.flatnonzero(which)
+        else:
+            if isinstance(deal, (int, np.integer)) and not isinstance(deal, bool):
+                numbers = np.full(n, check_deal_number(deal), dtype=np.int64)
+            else:
+                numbers = np.array([check_deal_number(d) for d in deal], dtype=np.int64)
+                if numbers.shape != (n,):
+                    raise ValueError(f"give one deal number or num_games={n}, got {len(numbers)}")
+            drawn = np.zeros(0, dtype=np.int64)
+        if numbers.max(initial=0) >= 2**63:
+            raise ValueError("the batch engine plays deal numbers below 2**63")
+        reset_batch(
+            self.states,
+            self.cfg,
+            self.masks,
+            self.obs,
+            self.games,
+            self.ep_return,
+            self.params,
+            which,
+            numbers,
+            self.decks,
+        )
+        self.flags[:, which] = False
+        self.rewards[which] = 0.0
+        self._refill(drawn)
+
+    def step(self, actions: np.ndarray) -> None:
+        """Step every game with ``actions`` (``(N,)`` ints); results land in the arrays."""
+        a = self.actions
+        a[:] = actions  # casts and checks the shape
+        if self.illegal_action == "raise":
+            self._raise_if_illegal(a)
+        kernel = step_batch_parallel if self._parallel else step_batch_serial
+        self._run(
+            kernel,
+            self.states,
+            self.cfg,
+            self.masks,
+            self.obs,
+            self.games,
+            self.ep_return,
+            self.spec,
+            self.params,
+            a,
+            self.rewards,
+            self.flags,
+            self.final_obs,
+            self.final_masks,
+            self.final_games,
+            self.final_return,
+            self.decks,
+        )
+        drawn = self.flags[F_DRAWN]
+        if drawn.any():
+            self._refill(np.flatnonzero(drawn))
+
+    def _run(self, kernel, *args) -> None:
+        """Call a kernel; a parallel one in chunks that idle threads take in turn.
+
+        numba's threads split a loop into one block each by default, so a thread that the
+        OS preempts (a busy machine) holds up the whole step; chunks of
+        :data:`PARALLEL_CHUNK` games let the others take over its share.
+        """
+        if not self._parallel:
+            kernel(*args)
+            return
+        import numba
+
+        before = numba.get_num_threads()
+        if self.num_threads is not None:
+            numba.set_num_threads(min(self.num_threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            with numba.parallel_chunksize(PARALLEL_CHUNK):
+                kernel(*args)
+        finally:
+            if self.num_threads is not None:
+                numba.set_num_threads(before)
+
+    def _raise_if_illegal(self, a: np.ndarray) -> None:
+        from .notation import format_move
+        from .rules import why_illegal
+        from .state import IllegalMoveError
+
+        live = self.games[:, G_PENDING] == 0
+        in_range = (a >= 0) & (a < self.n_actions)
+        legal = in_range & self.masks[np.arange(self.num_games), np.clip(a, 0, self.n_actions - 1)]
+        bad = np.flatnonzero(live & ~legal)
+        if bad.size:
+            i = int(bad[0])
+            act = int(a[i])
+            if not in_range[i]:
+                raise IllegalMoveError(
+                    f"game {i}: action {act} is out of range 0..{self.n_actions - 1} for {self.variant.name}"
+                )
+            why = why_illegal(self.states[i], self.cfg, act)
+            raise IllegalMoveError(f"game {i}: illegal move {format_move(self.variant, act)}: {why}")
+
+    def sample_legal(self, rng: np.random.Generator, out: np.ndarray | None = None) -> np.ndarray:
+        """A uniformly random legal action per game (0 where none is legal), in one call."""
+        out = np.zeros(self.num_games, dtype=np.int64) if out is None else out
+        u = rng.random(self.num_games)
+        sample_legal(self.masks, u, out)
+        return out
