@@ -42,6 +42,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return run_cli(args)
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from agents.bench import run_cli
+
+    return run_cli(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forty-thieves", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -88,6 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--verbose", action="store_true", help="print SB3's log table after each rollout")
     p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser("bench", help="steps/s of the env (single, SyncVectorEnv, native vector) and MaskablePPO fps")
+    p.add_argument("--env", default="FortyThieves-v0", help="env id (default: FortyThieves-v0)")
+    p.add_argument("--seconds", type=float, default=4.0, help="timed seconds per env row (default: 4)")
+    p.add_argument("--num-envs", type=int, default=4096, help="games in the native vector env (default: 4096)")
+    p.add_argument("--sync-envs", type=int, default=16, help="envs in the SyncVectorEnv (default: 16)")
+    p.add_argument("--ppo-envs", type=int, default=16, help="envs for MaskablePPO (default: 16)")
+    p.add_argument("--ppo-timesteps", type=int, default=16384, help="timed MaskablePPO steps per row (default: 16384)")
+    p.add_argument("--ppo-n-steps", type=int, default=128, help="MaskablePPO n_steps (default: 128)")
+    p.add_argument("--no-ppo", action="store_true", help="skip the MaskablePPO rows")
+    p.add_argument("--seed", type=int, default=0, help="seed of deals and actions (default: 0)")
+    p.set_defaults(func=_cmd_bench)
     return parser
 
 

@@ -176,7 +176,7 @@ def encode_obs(s, cfg, obs, oracle):
 
 @njit(cache=True)
 def step_one(s, cfg, mask, obs, spec, action, params, g):
-    """One game's step; returns ``(reward, status)`` with status bits ``ST_*``.
+    """One game's step; returns ``(reward, status, moves, cards home)``, status bits ``ST_*``.
 
     A legal action (``mask[action]``) is applied; then the mask, the observation row and
     the counters ``g`` (a ``games`` row) are brought up to date. A refused action leaves
@@ -196,13 +196,13 @@ def step_one(s, cfg, mask, obs, spec, action, params, g):
             status = ST_WON | ST_TERMINATED
         elif n_legal == 0:
             status = ST_TERMINATED
-        return reward_from_spec(spec, moved, won), status
+        return reward_from_spec(spec, moved, won), status, g[G_MOVES], home
     status = ST_ILLEGAL
-    if cards_home(s) == N_CARDS:
+    if g[G_CARDS] == N_CARDS:
         status |= ST_WON
     if params[P_ILLEGAL_TERMINATES]:
         status |= ST_TERMINATED
-    return spec[R_ILLEGAL], status
+    return spec[R_ILLEGAL], status, g[G_MOVES], g[G_CARDS]
 
 
 @njit(cache=True)
@@ -253,7 +253,7 @@ def step_game(
         flags[F_DRAWN, i] = True
         flags[F_RESET, i] = True
         return
-    r, status = step_one(states[i], cfg, masks[i], obs[i], spec, actions[i], params, g)
+    r, status, _, _ = step_one(states[i], cfg, masks[i], obs[i], spec, actions[i], params, g)
     rewards[i] = r
     ep_return[i] += r
     terminated = (status & ST_TERMINATED) != 0

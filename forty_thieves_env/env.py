@@ -245,17 +245,23 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
             a = -1  # refused by the kernel (and small enough for its int64)
         elif self.illegal_action == "raise" and not self._mask[a]:
             raise IllegalMoveError(f"illegal move {format_move(self.variant, a)}: {why_illegal(self._s, self.cfg, a)}")
-        c = self._counters
-        reward, status = step_one(self._s, self.cfg, self._mask, self._encoder.buffer, self._spec, a, self._params, c)
+        enc = self._encoder
+        reward, status, moves, cards = step_one(
+            self._s, self.cfg, self._mask, enc.buffer, self._spec, a, self._params, self._counters
+        )
         info = {
             "deal": self._deal,
-            "moves": int(c[G_MOVES]),
-            "cards_on_foundations": int(c[G_CARDS]),
+            "moves": moves,
+            "cards_on_foundations": cards,
             "won": (status & ST_WON) != 0,
             "illegal_action": (status & ST_ILLEGAL) != 0,
             "action_mask": self._mask.copy(),
         }
-        return self._encoder.observation(), reward, (status & ST_TERMINATED) != 0, False, info
+        if enc.mode == "flat":
+            obs = enc.buffer.copy()
+        else:
+            obs = {name: view.copy() for name, view in enc.views.items()}
+        return obs, reward, (status & ST_TERMINATED) != 0, False, info
 
     def _info(self, won: bool, illegal: bool) -> dict[str, Any]:
         return {
