@@ -207,3 +207,28 @@ def test_eval_chunks_play_every_deal_once() -> None:
         assert len(chunks) == k and [d for c in chunks for d in c] == list(range(n))
         # evaluate_policy plays (n + i) // k episodes in env i
         assert [len(c) for c in chunks] == [(n + i) // k for i in range(k)]
+
+
+def test_ppo_agent_moves_are_the_models(run: Path) -> None:
+    from agents.base import make_agent
+    from forty_thieves_env.env import FortyThievesEnv
+
+    greedy = make_agent("ppo", "classic", model=str(run / "best_model.zip"))
+    sampler = make_agent("ppo", "classic", model=str(run / "best_model.zip"), deterministic=False)
+    env = FortyThievesEnv("classic")
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(options={"deal": 9})
+    draws = []
+    for _ in range(40):
+        mask = info["action_mask"]
+        expected, _ = greedy.model.predict(obs, action_masks=mask, deterministic=True)
+        assert greedy.act(obs, mask) == int(expected)
+        sampler.reset(seed=5)
+        first = sampler.act(obs, mask)
+        sampler.reset(seed=5)
+        assert sampler.act(obs, mask) == first and mask[first]  # seeded: the same draw again
+        draws.append(first)
+        obs, _, term, trunc, info = env.step(rng.choice(np.flatnonzero(mask)))
+        if term or trunc:
+            obs, info = env.reset(options={"deal": 10})
+    assert len(set(draws)) > 1
