@@ -69,8 +69,8 @@ def first_actions(env: FortyThievesEnv, agent: Agent, seed: int, n: int, **reset
 
 
 def test_registry_builds_every_agent():
-    assert set(agent_names()) >= {"random", "heuristic", "lookahead", "solver"}
-    for name in agent_names():
+    assert set(agent_names()) >= set(FAST)
+    for name in FAST:  # (other registered agents, e.g. ppo, need a model file)
         agent = make_agent(name, "classic", seed=1, **FAST[name])
         assert isinstance(agent, Agent)
         assert agent.name == name
