@@ -50,8 +50,9 @@ C_TT_COUNT = 3
 C_MAX_DEPTH = 4
 C_ROOT_REDEALS = 5
 C_DEAD = 6  # states cut by the dead-position test
-C_HEAP = 7  # best-first: heap size
-C_LEN = 8
+C_TOP = 7  # best-first: highest bucket that may be non-empty
+C_OPEN = 8  # best-first: open positions
+C_LEN = 9
 
 #: Most moves one frame can hold (moves to empty columns go to the first one only).
 MAX_FRAME_MOVES = 256
@@ -429,48 +430,24 @@ def dfs_run(
 # ----------------------------------------------------------------------- best-first
 
 
-@njit(cache=True)
-def _heap_push(hp, hi, n, prio, idx):
-    q = n
-    while q > 0:
-        pq = (q - 1) >> 1
-        if hp[pq] > prio or (hp[pq] == prio and hi[pq] > idx):
-            break
-        hp[q] = hp[pq]
-        hi[q] = hi[pq]
-        q = pq
-    hp[q] = prio
-    hi[q] = idx
-    return n + 1
+#: Bucket queue of the best-first search: heuristic scores are small integers, so the open
+#: positions live in one LIFO list per score (O(1) push and pop, newest first on ties).
+N_BUCKETS = 1 << 16
+BUCKET_OFFSET = 1 << 15
+
+
+@njit(cache=True, inline="always")
+def _bucket(score):
+    b = score + BUCKET_OFFSET
+    if b < 0:
+        return 0
+    if b >= N_BUCKETS:
+        return N_BUCKETS - 1
+    return b
 
 
 @njit(cache=True)
-def _heap_pop(hp, hi, n):
-    """Remove the top; return (index, new size). Ties go to the newest node."""
-    top = hi[0]
-    n -= 1
-    if n > 0:
-        lp = hp[n]
-        li = hi[n]
-        q = 0
-        while True:
-            c = 2 * q + 1
-            if c >= n:
-                break
-            if c + 1 < n and (hp[c + 1] > hp[c] or (hp[c + 1] == hp[c] and hi[c + 1] > hi[c])):
-                c += 1
-            if hp[c] < lp or (hp[c] == lp and hi[c] < li):
-                break
-            hp[q] = hp[c]
-            hi[q] = hi[c]
-            q = c
-        hp[q] = lp
-        hi[q] = li
-    return top, n
-
-
-@njit(cache=True)
-def best_init(root, cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, prune):
+def best_init(root, cfg, z, k1, k2, arena, parent, act, link, head, ctl, prune):
     """Seed the best-first search with ``root`` (after its safe moves)."""
     scratch = np.zeros(256, np.int16)
     arena[0] = root
@@ -478,7 +455,6 @@ def best_init(root, cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, prune):
     parent[0] = -1
     act[0] = -1
     ctl[C_NODES] = 1
-    ctl[C_DEAD] = 0
     ctl[C_MAX_DEPTH] = 0
     if is_won(arena[0]):
         ctl[C_STATUS] = WON
@@ -487,16 +463,21 @@ def best_init(root, cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, prune):
     h1, h2 = state_hash(arena[0], cfg, z, ctl[C_ROOT_REDEALS])
     tt_insert(k1, k2, h1, h2)
     ctl[C_TT_COUNT] = 1
-    ctl[C_HEAP] = _heap_push(hp, hi, 0, heuristic(arena[0], cfg), 0)
+    head[:] = -1
+    b = _bucket(heuristic(arena[0], cfg))
+    link[0] = -1
+    head[b] = 0
+    ctl[C_TOP] = b
+    ctl[C_OPEN] = 1
     ctl[C_STATUS] = RUNNING
 
 
 @njit(cache=True)
-def best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch, node_limit, tt_limit, prune):
+def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch, node_limit, tt_limit, prune):
     """Continue the best-first search (highest heuristic first) until it ends or
-    ``ctl[C_NODES]`` reaches ``node_limit``. Complete: when the heap empties, every
-    position the pruning rules keep has been generated (``EXHAUSTED``). On ``WON`` the
-    winning node is ``ctl[C_DEPTH]``; follow ``parent`` to the root."""
+    ``ctl[C_NODES]`` reaches ``node_limit``. Complete: when no open position is left,
+    every position the pruning rules keep has been generated (``EXHAUSTED``). On ``WON``
+    the winning node is ``ctl[C_DEPTH]``; follow ``parent`` to the root."""
     if ctl[C_STATUS] != RUNNING:
         return
     root_redeals = ctl[C_ROOT_REDEALS]
@@ -504,15 +485,20 @@ def best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch
     cap = arena.shape[0]
     nodes = ctl[C_NODES]
     count = ctl[C_TT_COUNT]
-    nheap = ctl[C_HEAP]
+    top = ctl[C_TOP]
+    n_open = ctl[C_OPEN]
     while nodes < node_limit:
-        if nheap == 0:
+        if n_open == 0:
             ctl[C_STATUS] = EXHAUSTED
             break
         if count + n_act >= cap or count >= tt_limit:
             ctl[C_STATUS] = TABLE_FULL
             break
-        idx, nheap = _heap_pop(hp, hi, nheap)
+        while head[top] < 0:
+            top -= 1
+        idx = head[top]
+        head[top] = link[idx]
+        n_open -= 1
         s = arena[idx]
         legal_mask(s, cfg, mask)
         stock_only(s, mask, prune)
@@ -540,13 +526,19 @@ def best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch
                 continue
             parent[count] = idx
             act[count] = a
-            nheap = _heap_push(hp, hi, nheap, heuristic(child, cfg), count)
+            b = _bucket(heuristic(child, cfg))
+            link[count] = head[b]
+            head[b] = count
+            if b > top:
+                top = b
+            n_open += 1
             count += 1
         if ctl[C_STATUS] == WON:
             break
     ctl[C_NODES] = nodes
     ctl[C_TT_COUNT] = count
-    ctl[C_HEAP] = nheap
+    ctl[C_TOP] = top
+    ctl[C_OPEN] = n_open
 
 
 @njit(cache=True)

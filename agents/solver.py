@@ -115,8 +115,8 @@ def solve(
     scratch = np.zeros(256, dtype=np.int16)
 
     if strategy == "best":
-        # Per stored position: the state, parent and move, a heap slot and ~2 table slots.
-        per = size + 4 + 2 + 12 + 2 * 16
+        # Per stored position: the state, parent, move, queue link and ~2 table slots.
+        per = size + 4 + 2 + 4 + 2 * 16
         cap = int(min(max(budget / per, 4096), max_nodes + n_act + 1))
         slots = _pow2_at_most(2 * cap)
         k1 = np.zeros(slots, dtype=np.uint64)
@@ -124,12 +124,12 @@ def solve(
         arena = np.empty((cap, size), dtype=np.int8)
         parent = np.empty(cap, dtype=np.int32)
         act = np.empty(cap, dtype=np.int16)
-        hp = np.empty(cap, dtype=np.int64)
-        hi = np.empty(cap, dtype=np.int32)
-        K.best_init(state.array, cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, prune)
+        link = np.empty(cap, dtype=np.int32)
+        head = np.empty(K.N_BUCKETS, dtype=np.int32)
+        K.best_init(state.array, cfg, z, k1, k2, arena, parent, act, link, head, ctl, prune)
 
         def run_chunk(limit: int) -> None:
-            K.best_run(cfg, z, k1, k2, arena, parent, act, hp, hi, ctl, mask, tmp, scratch, limit, cap, prune)
+            K.best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch, limit, cap, prune)
 
     elif strategy == "dfs":
         m = min(n_act, K.MAX_FRAME_MOVES)
