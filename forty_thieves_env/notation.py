@@ -46,7 +46,7 @@ from .moves import (
     decode,
     encode,
 )
-from .state import CFG_N_ACTIONS, GameState, config_for
+from .state import CFG_N_ACTIONS, GameState, column_room_problem, config_for, stock_room_problem
 from .variants import PRESETS, Variant
 
 # ------------------------------------------------------------------------------ cards
@@ -293,6 +293,9 @@ def parse_position(text: str) -> GameState:
             raise fail(where, f"{len(cards)} cards in the {name}; {variant.name} holds at most {variant.stock_size}")
         for c in cards:
             count(where, c)
+    problem = stock_room_problem(variant, len(stock), len(waste))
+    if problem:
+        raise fail(fields["waste"][0], problem)
 
     n, value = fields["foundations"]
     tops, _ = cards_of(n, value)
@@ -319,8 +322,9 @@ def parse_position(text: str) -> GameState:
         if idx >= variant.columns:
             raise fail(n, f"{variant.name} has {variant.columns} columns, this is column {idx + 1}")
         cards, down = cards_of(n, value, allow_down=True)
-        if len(cards) > variant.max_depth:
-            raise fail(n, f"{len(cards)} cards in column {idx + 1}; a column holds at most {variant.max_depth}")
+        problem = column_room_problem(variant, cards)
+        if problem:
+            raise fail(n, f"column {idx + 1} {problem}")
         k = sum(down)
         if down != [True] * k + [False] * (len(cards) - k):
             raise fail(n, "face-down cards must lie at the bottom, under every face-up card")

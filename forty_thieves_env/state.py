@@ -108,6 +108,33 @@ def config_for(variant: Variant) -> np.ndarray:
     return cfg
 
 
+def column_room_problem(variant: Variant, column: Sequence[int]) -> str:
+    """Why ``column`` could outgrow its ``variant.max_depth`` slots in play, or ``""``.
+
+    A card at position ``p`` (1-based) of rank ``r`` (0 = ace) can have at most ``r`` cards
+    built on it, so the column can reach ``p + r`` cards once the cards above it are gone.
+    Every dealt position satisfies ``p + r <= max_depth``; a hand-made column might not.
+    """
+    d = variant.max_depth
+    if len(column) > d:
+        return f"holds {len(column)} cards, at most {d} fit"
+    for p, code in enumerate(column, start=1):
+        if p + code % N_RANKS > d:
+            return (
+                f"card {p} (rank {code % N_RANKS + 1}) could carry a run to {p + code % N_RANKS} cards, "
+                f"more than the {d} a column holds"
+            )
+    return ""
+
+
+def stock_room_problem(variant: Variant, stock: int, waste: int) -> str:
+    """Why a stock and waste of these sizes cannot occur, or ``""``: together they hold at most the stock size."""
+    t = variant.stock_size
+    if stock + waste > t:
+        return f"stock ({stock}) and waste ({waste}) together hold {stock + waste} cards; {variant.name} deals {t}"
+    return ""
+
+
 class IllegalMoveError(ValueError):
     """A move that the rules do not allow in the current position; the state is unchanged."""
 
@@ -162,11 +189,12 @@ class GameState:
             redeals_left: Defaults to the variant's ``redeals``.
         """
         s = cls(variant)
-        c, d, t = variant.columns, variant.max_depth, variant.stock_size
+        c, d = variant.columns, variant.max_depth
         if len(columns) != c:
             raise ValueError(f"{variant.name} has {c} columns, got {len(columns)}")
-        if len(stock) > t or len(waste) > t:
-            raise ValueError(f"stock and waste hold at most {t} cards each")
+        problem = stock_room_problem(variant, len(stock), len(waste))
+        if problem:
+            raise ValueError(problem)
         a, cfg = s.array, s.cfg
         a[S_STOCK_LEN] = len(stock)
         a[S_WASTE_LEN] = len(waste)
@@ -176,8 +204,9 @@ class GameState:
             raise ValueError("foundation heights must be 0..13")
         a[S_FOUND : S_FOUND + N_FOUNDATIONS] = np.sort(found, axis=1)[:, ::-1].ravel()
         for i, col in enumerate(columns):
-            if len(col) > d:
-                raise ValueError(f"column {i + 1} holds {len(col)} cards, at most {d} fit")
+            problem = column_room_problem(variant, col)
+            if problem:
+                raise ValueError(f"column {i + 1} {problem}")
             a[cfg[CFG_OFF_LEN] + i] = len(col)
             down = 0 if face_down is None else face_down[i]
             if not 0 <= down <= max(len(col) - 1, 0):

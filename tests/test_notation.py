@@ -23,6 +23,7 @@ from forty_thieves_env import (
 )
 from forty_thieves_env.cards import N_CODES, N_RANKS, RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS
 from forty_thieves_env.moves import n_actions
+from forty_thieves_env.state import column_room_problem, stock_room_problem
 
 CLASSIC = PRESETS["classic"]
 JOSEPHINE = PRESETS["josephine"]
@@ -225,6 +226,31 @@ def test_round_trip_of_variant_options(variant: Variant) -> None:
     random_play(g, 40, seed=1, every=assert_round_trip)
 
 
+@pytest.mark.parametrize(
+    "variant",
+    [*PRESETS.values(), get_variant("classic", run_moves="supermove"), get_variant("limited", run_moves="supermove")],
+    ids=lambda v: v.name + ("-supermove" if v.run_moves == "supermove" else ""),
+)
+def test_every_position_play_reaches_passes_the_room_checks(variant: Variant) -> None:
+    """The room checks refuse only what play cannot reach: a deal and every position random
+    play reaches from it keep each column within reach of its slots and stock plus waste
+    within the stock size, so each loads back (round trip)."""
+    longest = 0
+
+    def check(g: GameState) -> None:
+        nonlocal longest
+        assert [column_room_problem(variant, col) for col in g.columns] == [""] * variant.columns
+        assert stock_room_problem(variant, len(g.stock), len(g.waste)) == ""
+        assert_round_trip(g)
+        longest = max(longest, *map(len, g.columns))
+
+    for number in (3, 40003):
+        g = deal(variant, number)
+        check(g)
+        random_play(g, 300, seed=number, every=check)
+    assert longest > variant.cards_per_column + 1  # runs were built, or the check proves little
+
+
 def test_variant_line_spelling() -> None:
     g = deal(get_variant("classic", run_moves="supermove", auto_play_safe=True), 1)
     assert format_position(g).splitlines()[0] == "variant: classic run_moves=supermove auto_play_safe=true"
@@ -260,7 +286,9 @@ def test_face_down_cards_are_written_with_a_hash() -> None:
 
 
 # An example layout in the shape of the README's, with its inline notes; the "..." there is
-# filled with columns 2-9 so that every card appears exactly twice.
+# filled with columns 2-9 so that every card appears exactly twice, each laid out as play
+# leaves a column (four dealt cards, then a run built down in suit on the fourth), so that no
+# column could outgrow its 16 slots.
 EXAMPLE = """\
 variant: classic
 redeals: 0
@@ -268,14 +296,14 @@ stock: KS 2D          # next card to turn first
 waste: 5H 9C          # bottom first, top last
 foundations: 3S AH    # top card of each non-empty pile
 1: KD 9S 8S 7S        # one line per column, bottom first
-2: JS QC 9D AC TS AC 3H 9S 4S 4H JC 3C
-3: KC QH 7H 4D JC KC 5D 9H 4D 6S 8H 6H
-4: QS 2C 3H QD 5C JH TH 8D 6C 7D AS 5H
-5: 5S JS JD 2H 3C 9H 7C JH QS TD 2S
-6: 5D JD 4S QC 8C 3D TS 9C AH TH 2D
-7: 8H 8D 7H 7S 7C KD KH 6D 5C 5S 4C
-8: 7D 9D KS 3S 6S 8C AD 3D 6C 2C TC
-9: AD 2H QH TD TC QD 4H 6D KH 6H 8S
+2: 7C AD JS QS JS TS 9S 8S 7S 6S 5S 4S
+3: 3H 8D KS KC QC JC TC 9C 8C 7C 6C 5C 4C 3C 2C
+4: AC 5D 2H KH QH JH TH 9H 8H 7H 6H
+5: 6D QS 3C QD JD TD 9D 8D 7D 6D 5D 4D 3D 2D
+6: 4H TS 8C KC QC JC TC
+7: 2C 7D AH KH QH JH TH 9H 8H 7H 6H 5H 4H 3H 2H
+8: 5C 4D AC KD QD JD TD 9D
+9: 3D 6C AD 6S 5S 4S 3S 2S AS
 10: 4C
 """
 
@@ -385,7 +413,7 @@ def test_base_position_is_valid() -> None:
         (with_line(5, "1: #TC #QS #9C #5S"), "line 6: the exposed card of a column is face up"),
         (with_line(2, "stock: #" + BASE[2][7:]), "line 3: face-down card '#"),
         # capacity
-        (with_line(5, "1: " + " ".join(["KS"] * 17)), "line 6: 17 cards in column 1; a column holds at most 16"),
+        (with_line(5, "1: " + " ".join(["KS"] * 17)), "line 6: column 1 holds 17 cards, at most 16 fit"),
         (with_line(2, "stock: " + " ".join(["KS"] * 65)), "line 3: 65 cards in the stock; classic holds at most 64"),
         (with_line(3, "waste: " + " ".join(["KS"] * 65)), "line 4: 65 cards in the waste; classic holds at most 64"),
         # bad card text
@@ -397,6 +425,50 @@ def test_validation_errors_name_the_line_and_the_problem(text: str, expected: st
     message = error_of(text)
     assert expected in message, message
     assert re.match(r"line \d+: ", message), message
+
+
+def moved_from_stock(column: str, taken: str) -> str:
+    """BASE with the cards ``taken`` moved from the stock into column 1, written as ``column``:
+    every card still appears twice, so only the shape of column 1 can be wrong."""
+    stock = BASE[2].split()[1:]
+    for card in taken.split():
+        stock.remove(card)
+    return "\n".join([*BASE[:2], "stock: " + " ".join(stock), *BASE[3:5], "1: " + column, *BASE[6:]]) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("column", "taken", "problem"),
+    [
+        # KC at position 6 could carry QC..AC: 18 cards, two more than a classic column's 16 slots.
+        ("TC QS 9C 5S JH KC", "JH KC", "line 6: column 1 card 6 (rank 13) could carry a run to 18 cards"),
+        ("TC QS 9C 5S KC JH", "JH KC", "line 6: column 1 card 5 (rank 13) could carry a run to 17 cards"),
+        # JH at position 7 could carry TH..AH: 17 cards.
+        ("TC QS 9C KC 5S 3D JH", "JH KC 3D", "line 6: column 1 card 7 (rank 11) could carry a run to 17 cards"),
+    ],
+)
+def test_a_column_that_could_outgrow_its_slots_is_refused(column: str, taken: str, problem: str) -> None:
+    """A card at position p of rank r (ace 1) could carry a run to p + r - 1 cards; a column
+    where that is more than its slots is refused, as play never lays a card there."""
+    assert error_of(moved_from_stock(column, taken)) == problem + ", more than the 16 a column holds"
+
+
+def test_a_column_within_reach_of_its_slots_loads() -> None:
+    # KC at position 4, as dealt, and JH at 6: each could carry a run to exactly 16 cards.
+    column = "TC QS 9C KC 5S JH"
+    assert parse_position(moved_from_stock(column, "JH KC")).columns[0] == [parse_card(c) for c in column.split()]
+
+
+def test_stock_and_waste_together_hold_at_most_the_stock_size() -> None:
+    """64 cards in the stock and one in the waste: each fits, but together they are one more
+    than the 64 cards classic deals to the stock, and cards never return to it."""
+    text = with_line(14, "10: 2S 4D 8H").replace("waste:", "waste: JS", 1)
+    assert error_of(text) == "line 4: stock (64) and waste (1) together hold 65 cards; classic deals 64"
+    # One stock card less (the last, 9C, back on column 10), and the 64 cards load.
+    lines = text.splitlines()
+    lines[2] = lines[2].removesuffix(" 9C")
+    lines[14] = "10: 2S 4D 8H 9C"
+    game = parse_position("\n".join(lines))
+    assert (len(game.stock), len(game.waste)) == (63, 1)
 
 
 def test_errors_name_lines_as_written_counting_comments_and_blanks() -> None:

@@ -18,7 +18,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import RefGame, from_code, rank
 
@@ -75,6 +75,7 @@ def check_invariants(game: GameState, before: GameState | None = None) -> None:
     # Sizes, and nothing left behind past the end of a column, the stock or the waste.
     assert len(columns) == v.columns
     assert all(len(col) <= v.max_depth for col in columns)
+    assert all(fits(v, p, c) for col in columns for p, c in enumerate(col, 1))  # no column can outgrow its slots
     assert len(game.stock) + len(game.waste) <= v.stock_size
     tab = game.tableau
     for i, col in enumerate(columns):
@@ -211,13 +212,61 @@ def chains(cards: list[int], alternate: bool) -> list[int]:
     return out
 
 
+def fits(variant: Variant, position: int, card: int) -> bool:
+    """Whether ``card`` may lie at 1-based ``position`` of a column: the run it could carry
+    (its rank minus one more cards) still fits the column's slots. Every dealt card and every
+    built run does, so every position play reaches does; loading refuses any other."""
+    return position + card % N_RANKS <= variant.max_depth
+
+
+def make_room(draw: st.DrawFn, variant: Variant, columns: list[list[int]]) -> None:
+    """Rearrange ``columns`` in place until every card :func:`fits` where it lies.
+
+    Each card that does not fit is swapped with a card it can trade places with (drawn), or,
+    where there is none, moved onto a column shorter than ``cards_per_column``, whose next
+    slot takes any card; either way one misfit less and no new one. One of the two always
+    exists while no column is longer than ``LONGEST``: if every other column is at least
+    ``cards_per_column`` long, their low slots (positions up to ``cards_per_column``, which
+    take any card, a king included) are more than the 24 jacks, queens and kings of the pack
+    in every preset, so one of them holds a ten or lower, which fits any slot up to
+    ``LONGEST``.
+    """
+    while True:
+        misfit = next(
+            ((i, p) for i, col in enumerate(columns) for p, c in enumerate(col, 1) if not fits(variant, p, c)), None
+        )
+        if misfit is None:
+            return
+        i, p = misfit
+        card = columns[i][p - 1]
+        partners = [
+            (j, q)
+            for j, col in enumerate(columns)
+            for q, c in enumerate(col, 1)
+            if fits(variant, p, c) and fits(variant, q, card)
+        ]
+        if partners:
+            j, q = draw(st.sampled_from(partners))
+            columns[i][p - 1], columns[j][q - 1] = columns[j][q - 1], card
+        else:
+            short = [j for j, col in enumerate(columns) if j != i and len(col) < variant.cards_per_column]
+            assert short, "no partner and no short column: LONGEST is too big"
+            del columns[i][p - 1]
+            columns[draw(st.sampled_from(short))].append(card)
+
+
+LONGEST = 6  # most cards a random column starts with
+
+
 @st.composite
 def positions(draw: st.DrawFn, variant: Variant) -> GameState:
     """A random position of ``variant``: random foundations, the other cards spread over
     stock, waste and columns (some empty), shuffled or laid out in runs of either build rule.
 
-    Columns are kept short enough that no legal play can overflow them (a column of ``n``
-    cards whose top has rank ``r`` can grow by at most ``r - 1``), as in any real game.
+    Only positions that loading accepts, as play could reach them: stock and waste together
+    hold no more than the stock size, and :func:`make_room` moves each column card that could
+    carry a run past the column's slots (rank ``r`` at position ``p`` with ``p + r`` over
+    ``max_depth``) to a slot where it fits.
     """
     heights = []
     for _ in range(4):
@@ -229,9 +278,11 @@ def positions(draw: st.DrawFn, variant: Variant) -> GameState:
         home = (heights[2 * suit] > r) + (heights[2 * suit + 1] > r)
         in_play += [code] * (2 - home)
     cards = draw(st.permutations(in_play))
-    longest = 6
-    # Mostly few cards in stock and waste, so that the columns hold most of the play.
+    longest = LONGEST
+    # Mostly few cards in stock and waste, so that the columns hold most of the play; never
+    # more than the stock size together.
     lo = max(0, len(cards) - longest * variant.columns)
+    assert lo <= variant.stock_size
     n_sw = draw(st.integers(lo, min(len(cards), variant.stock_size, max(lo, 20))))
     n_stock = draw(st.integers(0, n_sw))
     stock, waste, rest = cards[:n_stock], cards[n_stock:n_sw], cards[n_sw:]
@@ -246,10 +297,7 @@ def positions(draw: st.DrawFn, variant: Variant) -> GameState:
         size = draw(st.integers(max(0, left - room), min(longest, left)))
         columns.append(list(rest[start : start + size]))
         start += size
-    for col in columns:
-        if col and len(col) + col[-1] % N_RANKS > variant.max_depth:
-            col.sort(key=lambda c: -(c % N_RANKS))  # a low card on top can grow the least
-    assume(all(not col or len(col) + col[-1] % N_RANKS <= variant.max_depth for col in columns))
+    make_room(draw, variant, columns)
     face_down = [draw(st.integers(0, max(len(col) - 1, 0))) if variant.face_down else 0 for col in columns]
     redeals = draw(st.integers(0, variant.redeals))
     return GameState.from_parts(variant, columns, stock, waste, heights, face_down, redeals)

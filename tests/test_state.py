@@ -167,11 +167,16 @@ def test_from_parts_defaults() -> None:
     [
         ({"columns": [[]] * 9}, "classic has 10 columns, got 9"),
         ({"columns": [[]] * 11}, "classic has 10 columns, got 11"),
-        ({"stock": [0] * 65}, "stock and waste hold at most 64 cards each"),
-        ({"waste": [0] * 65}, "stock and waste hold at most 64 cards each"),
+        ({"stock": [0] * 65}, "stock (65) and waste (0) together hold 65 cards; classic deals 64"),
+        ({"waste": [0] * 65}, "stock (0) and waste (65) together hold 65 cards; classic deals 64"),
+        ({"stock": [0] * 40, "waste": [0] * 25}, "stock (40) and waste (25) together hold 65 cards; classic deals 64"),
         ({"foundations": [14, 0, 0, 0, 0, 0, 0, 0]}, "foundation heights must be 0..13"),
         ({"foundations": [0, 0, 0, -1, 0, 0, 0, 0]}, "foundation heights must be 0..13"),
         ({"columns": [[0] * 17] + [[]] * 9}, "column 1 holds 17 cards, at most 16 fit"),
+        (
+            {"columns": [[], cards("TC QS 9C 5S JH KC")] + [[]] * 8},
+            "column 2 card 6 (rank 13) could carry a run to 18 cards, more than the 16 a column holds",
+        ),
         ({"columns": [[1, 2]] * 10, "face_down": [0, 0, 2] + [0] * 7}, "column 3: 2 face-down cards under 2 cards"),
         ({"columns": [[1, 2]] * 10, "face_down": [-1] + [0] * 9}, "column 1: -1 face-down cards under 2 cards"),
         ({"columns": [[]] * 10, "face_down": [1] + [0] * 9}, "column 1: 1 face-down cards under 0 cards"),
