@@ -296,8 +296,17 @@ def library_versions() -> dict[str, Any]:
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5, check=False
         ).stdout.strip()
         out["git_commit"] = commit or None
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        out["git_dirty"] = bool(status.stdout.strip()) if commit else None
     except (OSError, subprocess.SubprocessError):
-        out["git_commit"] = None
+        out["git_commit"] = out["git_dirty"] = None
     try:
         import torch
 
