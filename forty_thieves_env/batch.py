@@ -416,6 +416,27 @@ def check_deals(deals: str | Iterable[int] | np.ndarray | None) -> np.ndarray | 
     return arr.astype(np.int64)
 
 
+def check_position(variant: Variant, position: object) -> np.ndarray:
+    """The state array of a position to start from: position text or a ``GameState`` of ``variant``.
+
+    Raises:
+        TypeError: neither text nor a ``GameState``.
+        ValueError: another variant's position, or one with no legal move (won or stuck).
+    """
+    from .notation import parse_position
+    from .rules import count_legal
+    from .state import GameState
+
+    game = parse_position(position) if isinstance(position, str) else position
+    if not isinstance(game, GameState):
+        raise TypeError(f"options['position'] must be position text or a GameState, got {type(position)}")
+    if game.variant != variant:
+        raise ValueError(f"the position is a {game.variant} position, this environment plays {variant}")
+    if count_legal(game.array, config_for(variant)) == 0:
+        raise ValueError("the position has no legal move (won or stuck): there is nothing to play")
+    return game.array
+
+
 def draw_deal(rng: np.random.Generator, deals: np.ndarray | None) -> int:
     """One deal number from ``rng``: uniform over ``deals``, or over :data:`DEAL_RANGE`."""
     if deals is None:
@@ -579,6 +600,7 @@ class BatchGames:
         seed: int | Sequence[int | None] | None = None,
         deal: int | Sequence[int] | np.ndarray | None = None,
         which: np.ndarray | None = None,
+        position: object = None,
     ) -> None:
         """Deal new games: each game's pre-drawn next deal, or ``deal`` (one number or N).
 
@@ -586,12 +608,20 @@ class BatchGames:
             seed: see :meth:`seed_rngs`.
             deal: deal numbers to play instead of drawing (one for all, or one per game).
             which: ``(N,) bool``: reset only these games (default all).
+            position: start from this position instead (text or ``GameState``, one for all
+                or a list of N); the game's deal number is then 0 and nothing is drawn.
         """
         n = self.num_games
-        self.seed_rngs(seed)
         which = np.ones(n, dtype=np.bool_) if which is None else np.asarray(which, dtype=np.bool_)
         if which.shape != (n,):
             raise ValueError(f"which must have shape ({n},), got {which.shape}")
+        if position is not None:
+            if deal is not None:
+                raise ValueError("give either a deal or a position, not both")
+            self._load_positions(position, which)
+            self.seed_rngs(seed)
+            return
+        self.seed_rngs(seed)
         if deal is None:
             numbers = self.games[:, G_NEXT_DEAL].copy()
             drawn = np.flatnonzero(which)
@@ -620,6 +650,25 @@ class BatchGames:
         self.flags[:, which] = False
         self.rewards[which] = 0.0
         self._refill(drawn)
+
+    def _load_positions(self, position: object, which: np.ndarray) -> None:
+        one = isinstance(position, str) or not isinstance(position, Sequence)
+        positions = [position] * self.num_games if one else list(position)  # type: ignore[arg-type]
+        if len(positions) != self.num_games:
+            raise ValueError(f"give one position or num_games={self.num_games}, got {len(positions)}")
+        arrays = {int(i): check_position(self.variant, positions[i]) for i in np.flatnonzero(which)}
+        oracle = self.params[P_ORACLE]
+        for i, array in arrays.items():
+            s = self.states[i]
+            s[:] = array
+            legal_mask(s, self.cfg, self.masks[i])
+            encode_obs(s, self.cfg, self.obs[i], oracle)
+            g = self.games[i]
+            g[G_DEAL] = g[G_MOVES] = g[G_ELAPSED] = g[G_PENDING] = 0
+            g[G_CARDS] = cards_home(s)
+        self.ep_return[which] = 0.0
+        self.flags[:, which] = False
+        self.rewards[which] = 0.0
 
     def step(self, actions: np.ndarray) -> None:
         """Step every game with ``actions`` (``(N,)`` ints); results land in the arrays."""

@@ -22,14 +22,15 @@ from .batch import (
     ST_TERMINATED,
     ST_WON,
     check_deals,
+    check_position,
     draw_deal,
     step_one,
 )
 from .deals import check_deal_number, shuffled_pack
 from .encoding import ObservationEncoder, check_mode, observation_space
-from .notation import format_move, format_position, parse_move, parse_position
+from .notation import format_move, format_position, parse_move
 from .rewards import Reward, make_reward
-from .rules import cards_home, count_legal, deal_layout, legal_mask, why_illegal
+from .rules import cards_home, deal_layout, legal_mask, why_illegal
 from .state import CFG_N_ACTIONS, GameState, IllegalMoveError, config_for
 from .variants import Variant, get_variant
 
@@ -277,14 +278,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         return draw_deal(self.np_random, self.deals)
 
     def _load_position(self, position: str | GameState) -> GameState:
-        game = parse_position(position) if isinstance(position, str) else position
-        if not isinstance(game, GameState):
-            raise TypeError(f"options['position'] must be position text or a GameState, got {type(position)}")
-        if game.variant != self.variant:
-            raise ValueError(f"the position is a {game.variant} position, this environment plays {self.variant}")
-        if count_legal(game.array, self.cfg) == 0:
-            raise ValueError("the position has no legal move (won or stuck): there is nothing to play")
-        return game
+        return GameState(self.variant, check_position(self.variant, position))
 
     def action_masks(self) -> np.ndarray:
         """``(n,) bool``: the legal actions now (a copy). ``MaskablePPO`` finds this method."""

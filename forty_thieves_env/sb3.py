@@ -27,7 +27,9 @@ follows SB3's conventions, as ``DummyVecEnv`` of single environments would:
 * deals are drawn as in :class:`~.vector.FortyThievesVectorEnv`: ``seed(s)`` (what SB3 calls
   with an algorithm's ``seed``) gives game ``i`` the generator of seed ``s + i``, so a run
   plays the same deals as ``DummyVecEnv`` of ``gym.make`` environments seeded ``s + i``.
-* ``set_options({"deal": n})`` before ``reset()`` deals ``n`` (or ``n[i]``) instead.
+* ``set_options({"deal": n})`` before ``reset()`` deals ``n`` to every game
+  (``set_options([{"deal": n0}, {"deal": n1}, ...])``: one each) instead of drawing;
+  ``{"position": p}`` starts from a position, as the single env's reset option.
 """
 
 from __future__ import annotations
@@ -109,14 +111,17 @@ class FortyThievesVecEnv(VecEnv):
     # ----- the VecEnv API -------------------------------------------------------------
     def reset(self) -> Any:
         seeds = self._seeds if any(s is not None for s in self._seeds) else None
-        deal = None
-        if self._options[0]:
-            opts = self._options[0]
-            unknown = set(opts) - {"deal"}
-            if unknown:
-                raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the option is 'deal'")
-            deal = opts.get("deal")
-        self.batch.reset(seed=seeds, deal=deal)
+        unknown = {key for opts in self._options for key in opts} - {"deal", "position"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; options are 'deal' and 'position'")
+        given = {}
+        for key in ("deal", "position"):
+            values = [opts.get(key) for opts in self._options]
+            if any(v is not None for v in values):
+                if any(v is None for v in values):
+                    raise ValueError(f"give options['{key}'] to every game or to none")
+                given[key] = values
+        self.batch.reset(seed=seeds, **given)
         self._reset_seeds()
         self._reset_options()
         g = self.batch.games

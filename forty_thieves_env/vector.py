@@ -23,8 +23,10 @@ all the games (:mod:`.batch`).
   ``gym.make(id).reset(seed=seed + i)`` followed by autoresets. ``reset(seed=None)``
   keeps the generators. Each game's next deal number is drawn in advance, so that the
   kernel can reset games by itself. ``reset(options={"deal": n})`` deals ``n`` to every
-  game, or ``n[i]`` to game ``i`` for a sequence; ``options={"reset_mask": m}`` resets
-  only the games where the ``(N,) bool`` array ``m`` is true.
+  game, or ``n[i]`` to game ``i`` for a sequence; ``options={"position": p}`` starts every
+  game (or game ``i`` from ``p[i]``) from a position, as the single env's option;
+  ``options={"reset_mask": m}`` resets only the games where the ``(N,) bool`` array ``m``
+  is true.
 * **Infos**: a dict of ``(N,)`` arrays, as ``SyncVectorEnv`` builds it from the single
   environment's info: ``deal``, ``moves``, ``cards_on_foundations`` (``int64``), ``won``,
   ``illegal_action`` (``bool``), ``action_mask`` (``(N, n) bool``), each with its
@@ -160,16 +162,16 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
     ) -> tuple[Any, dict[str, Any]]:
         """Deal new games to all (or ``options["reset_mask"]``) games; see the module docstring."""
         options = dict(options or {})
-        unknown = set(options) - {"deal", "reset_mask"}
+        unknown = set(options) - {"deal", "position", "reset_mask"}
         if unknown:
-            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; options are 'deal' and 'reset_mask'")
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; options are 'deal', 'position', 'reset_mask'")
         mask = options.get("reset_mask")
         if mask is not None:
             if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
                 raise ValueError(f"options['reset_mask'] must be a ({self.num_envs},) bool array")
             if not mask.any():
                 raise ValueError("options['reset_mask'] must be true for at least one game")
-        self._batch.reset(seed=seed, deal=options.get("deal"), which=mask)
+        self._batch.reset(seed=seed, deal=options.get("deal"), which=mask, position=options.get("position"))
         which = self._all if mask is None else mask
         return self._observations(), self._infos(which, reset=True)
 

@@ -19,7 +19,7 @@ from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode
 
 import forty_thieves_env
-from forty_thieves_env import ENV_IDS, IllegalMoveError, deal, format_position, get_variant
+from forty_thieves_env import ENV_IDS, IllegalMoveError, deal, format_position, get_variant, parse_move
 from forty_thieves_env.batch import PARALLEL_MIN_GAMES, BatchGames, encode_obs
 from forty_thieves_env.deals import SPLITS, TRAIN_RANGE
 from forty_thieves_env.encoding import ObservationEncoder
@@ -323,6 +323,71 @@ def test_reset_options() -> None:
             envs.reset(options=bad)
 
 
+# Classic, five cards from a win (as in test_env): the script below wins it.
+NEAR_WIN = """\
+variant: classic
+redeals: 0
+stock: KH QS
+waste:
+foundations: KC KC KD KD KH QH JS JS
+1: KS
+2: KS QS
+3:
+4:
+5:
+6:
+7:
+8:
+9:
+10:
+"""
+NEAR_WIN_SCRIPT = ["s", "w>f", "s", "w>3", "3>1", "2>f", "1>f", "1>f", "2>f"]
+
+
+@pytest.mark.parametrize("mode", [NEXT, SAME])
+@pytest.mark.parametrize("reward", ["foundation", "win", "score"])
+def test_scripted_win_from_a_position_matches_sync_vector_env(mode: AutoresetMode, reward: str) -> None:
+    a = native("FortyThieves-v0", 3, autoreset_mode=mode, reward=reward)
+    b = sync("FortyThieves-v0", 3, mode, reward=reward)
+    options = {"position": NEAR_WIN}
+    out = a.reset(seed=0, options=options)
+    assert data_equivalence(out, b.reset(seed=0, options=options), exact=True)
+    assert (out[1]["deal"] == 0).all() and (out[1]["cards_on_foundations"] == 99).all()
+    script = [parse_move(get_variant("classic"), m) for m in NEAR_WIN_SCRIPT]
+    for t in range(len(script) + 2):
+        actions = np.array([script[min(t, len(script) - 1)]] * 3)
+        actions[2] = script[t - 1] if 0 < t <= len(script) else 7  # game 2: one refused move first
+        out = a.step(actions)
+        assert data_equivalence(out, b.step(actions), exact=True), f"step {t}"
+        _, rewards, terminated, _, infos = out
+        won = infos["won"] if mode == NEXT else infos.get("final_info", {}).get("won", np.zeros(3, bool))
+        if t == len(script) - 1:
+            assert list(terminated) == [True, True, False] and list(won) == [True, True, False]
+            bonus = {"foundation": 1.0 + 1 / 104, "win": 1.0, "score": 10.0}[reward]  # last card + bonus
+            assert rewards[0] == pytest.approx(bonus)
+        if t == len(script):
+            assert terminated[2] and won[2]
+            if mode == NEXT:
+                assert rewards[0] == 0.0 and infos["deal"][0] > 0  # reset by this step
+
+
+def test_position_option_errors() -> None:
+    from forty_thieves_env import parse_position
+
+    envs = native("FortyThieves-v0", 2)
+    envs.reset(seed=0, options={"position": [NEAR_WIN, parse_position(NEAR_WIN)]})
+    assert envs.position_text(1) == format_position(parse_position(NEAR_WIN))
+    streets = format_position(deal("streets", 3))
+    for bad, error in (
+        ({"position": streets}, ValueError),
+        ({"position": [NEAR_WIN]}, ValueError),
+        ({"position": NEAR_WIN, "deal": 3}, ValueError),
+        ({"position": 5}, TypeError),
+    ):
+        with pytest.raises(error):
+            envs.reset(options=bad)
+
+
 # ------------------------------------------------------------------------ illegal actions
 
 
@@ -430,6 +495,15 @@ def test_sb3_vec_env_infos_and_attributes() -> None:
         assert info["episode"]["l"] == 5 and info["episode"]["r"] == pytest.approx(total[i])
         assert info["moves"] == 5 and info["terminal_observation"]["foundations"].sum() == info["cards_on_foundations"]
     assert (obs["counts"][:, 0] == 64).all()  # new deals
+    venv.set_options({"deal": 12345})
+    venv.reset()
+    assert venv.env_method("position_text") == [format_position(deal("classic", 12345))] * 4
+    venv.set_options([{"deal": d} for d in (1, 2, 3, 4)])
+    venv.reset()
+    assert [venv.reset_infos[i]["deal"] for i in range(4)] == [1, 2, 3, 4]
+    venv.set_options([{"deal": 1}, {}, {}, {}])
+    with pytest.raises(ValueError, match="every game or to none"):
+        venv.reset()
 
 
 @pytest.fixture
