@@ -12,7 +12,7 @@ from agents.solver import SolveResult, solve
 from forty_thieves_env import GameState, deal, get_variant, parse_position
 from forty_thieves_env.state import S_REDEALS
 
-STRATEGIES = ["best", "dfs"]
+STRATEGIES = ["portfolio", "best", "dfs"]
 
 # One real move (KH off the TH, into an empty column); everything else is a safe move home,
 # the last one from the stock through the waste.
@@ -84,6 +84,7 @@ def test_dead_position_is_lost(strategy, prune):
     assert result.verdict == "lost"
     assert result.moves == [] and result.reason == ""
     assert result.states > 1
+    assert result.decided_by
 
 
 def test_dead_position_comes_alive_when_runs_move():
@@ -154,7 +155,7 @@ def test_pruning_changes_no_verdict():
     verdicts = []
     for variant, number, seed in PLAYOUTS:
         state = random_playout(variant, number, seed)
-        for strategy in STRATEGIES:
+        for strategy in ("best", "dfs"):  # the portfolio runs these two
             pruned = solve(state, strategy=strategy, max_nodes=100_000)
             full = solve(state, strategy=strategy, prune=False, max_nodes=100_000)
             if "unknown" in (pruned.verdict, full.verdict):
@@ -247,12 +248,15 @@ def test_budgets_give_unknown_with_the_reason():
     assert 500 <= result.nodes < 500 + 200
     result = solve(state, max_seconds=0.0)
     assert (result.verdict, result.reason) == ("unknown", "seconds")
-    result = solve(state, max_memory_mb=20, max_seconds=30)
-    assert (result.verdict, result.reason) == ("unknown", "memory")
-    result = solve(state, strategy="dfs", max_memory_mb=20, max_seconds=30)
-    assert (result.verdict, result.reason) == ("unknown", "memory")
+    for strategy in STRATEGIES:
+        result = solve(state, strategy=strategy, max_memory_mb=20, max_seconds=30)
+        assert (result.verdict, result.reason) == ("unknown", "memory")
+    result = solve(state, max_seconds=0.05, clock="cpu")
+    assert (result.verdict, result.reason) == ("unknown", "seconds")
     with pytest.raises(ValueError, match="strategy"):
         solve(state, strategy="bfs")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="clock"):
+        solve(state, clock="sundial")  # type: ignore[arg-type]
 
 
 def test_results_are_reproducible_under_a_node_budget():
