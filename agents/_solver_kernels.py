@@ -20,10 +20,8 @@ from forty_thieves_env.moves import (
 )
 from forty_thieves_env.rules import apply_action, fits, is_safe, is_won, legal_mask
 from forty_thieves_env.state import (
-    CFG_ALTERNATE,
     CFG_COLUMNS,
     CFG_DEPTH,
-    CFG_MAX_RUN,
     CFG_N_ACTIONS,
     CFG_OFF_DOWN,
     CFG_OFF_LEN,
@@ -60,7 +58,6 @@ C_STATUS = 2
 C_TT_COUNT = 3
 C_MAX_DEPTH = 4
 C_ROOT_REDEALS = 5
-C_DEAD = 6  # states cut by the dead-position test
 C_TOP = 7  # best-first: highest bucket that may be non-empty
 C_OPEN = 8  # best-first: open positions
 C_LEN = 9
@@ -403,7 +400,6 @@ def dfs_run(
     node_limit,
     tt_limit,
     prune,
-    dbuf,
     w,
 ):
     """Continue the depth-first search until it ends or ``ctl[C_NODES]`` reaches
@@ -444,9 +440,6 @@ def dfs_run(
         if count >= tt_limit:
             ctl[C_STATUS] = TABLE_FULL
             break
-        if a == 0 and prune and dbuf[4] > 0 and waste_dead(child, cfg, dbuf[0], dbuf[1], dbuf[2], dbuf[3], dbuf[4]):
-            ctl[C_DEAD] += 1
-            continue
         depth += 1
         pend[depth] = plen
         if depth > ctl[C_MAX_DEPTH]:
@@ -459,200 +452,6 @@ def dfs_run(
     ctl[C_DEPTH] = depth
     ctl[C_NODES] = nodes
     ctl[C_TT_COUNT] = count
-
-
-# -------------------------------------------------------------------- dead waste
-
-# Kinds of card instances in the waste relaxation.
-_TAB = 0  # a column card
-_WAB = 1  # a waste card above the one under test
-_STK = 2  # a stock card
-
-
-@njit(cache=True)
-def waste_stuck_at(s, cfg, j, ib, bb, inst_of, avail):
-    """True when the waste card at position ``j`` (0 = bottom) provably never leaves the waste.
-
-    Let ``tau`` be the moment it would leave. Until then it and the waste cards under it
-    stay where they are, so they can neither move, carry a card, nor go home. In that
-    world, a relaxation that forgets *when* things happen derives, as a least fixpoint,
-    every card that can ever be exposed, lifted (exposed, or the base of a movable run),
-    leave its place, each card of which one copy can reach a foundation, and whether a
-    column can ever be empty. Each rule is a necessary condition of the real event (by
-    induction on the time of its first occurrence; see the solver docs), so the fixpoint
-    over-approximates the real game before ``tau``. The position is lost when a waste card
-    above ``j`` (which must leave before ``tau``) cannot leave in it, or when the card at
-    ``j`` has no way out (foundation, a card to build on, an empty column) at ``tau``.
-
-    Requires no redeal left (a redeal would reorder the waste). Scratch: ``ib`` ``(4,
-    104)`` int64, ``bb`` ``(3, 104)`` bool, ``inst_of`` ``(52, 2)`` int64, ``avail``
-    ``(52,)`` bool.
-    """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_dn = cfg[CFG_OFF_DOWN]
-    off_tab = cfg[CFG_OFF_TAB]
-    alternate = cfg[CFG_ALTERNATE] != 0
-    runs = cfg[CFG_MAX_RUN] > 1
-    code = ib[0]
-    kind = ib[1]
-    col = ib[2]
-    pos = ib[3]
-    leaves = bb[0]
-    expo = bb[1]
-    lift = bb[2]
-    inst_of[:, :] = -1
-    n = 0
-    empty = False
-    for i in range(c):
-        ln = s[off_len + i]
-        if ln == 0:
-            empty = True
-        base = off_tab + i * d
-        for p in range(ln):
-            code[n] = s[base + p]
-            kind[n] = _TAB
-            col[n] = i
-            pos[n] = p
-            n += 1
-    n_tab = n
-    wl = s[S_WASTE_LEN]
-    off_w = cfg[CFG_OFF_WASTE]
-    for p in range(j + 1, wl):
-        code[n] = s[off_w + p]
-        kind[n] = _WAB
-        col[n] = -1
-        pos[n] = p
-        n += 1
-    n_waste = n
-    off_st = cfg[CFG_OFF_STOCK]
-    for p in range(s[S_STOCK_LEN]):
-        code[n] = s[off_st + p]
-        kind[n] = _STK
-        col[n] = -1
-        pos[n] = p
-        n += 1
-    for q in range(n):
-        cd = code[q]
-        if inst_of[cd, 0] < 0:
-            inst_of[cd, 0] = q
-        else:
-            inst_of[cd, 1] = q
-        leaves[q] = False
-        expo[q] = False
-        lift[q] = False
-    avail[:] = False
-    v = s[off_w + j]
-    changed = True
-    while changed:
-        changed = False
-        # exposed / lifted column cards, each column from the top down
-        q0 = 0
-        for i in range(c):
-            ln = s[off_len + i]
-            down = s[off_dn + i]
-            top = q0 + ln - 1
-            for q in range(top, q0 - 1, -1):
-                e = q == top or leaves[q + 1]
-                if e and not expo[q]:
-                    expo[q] = True
-                    changed = True
-                lf = e or (runs and pos[q] >= down and q < top and lift[q + 1] and fits(cfg, code[q + 1], code[q]))
-                if lf and not lift[q]:
-                    lift[q] = True
-                    changed = True
-            q0 += ln
-        # waste cards above j: the top one, then each once everything above has left;
-        # stock cards: each is the waste top right after it is turned
-        for q in range(n_tab, n):
-            e = kind[q] == _STK or pos[q] == wl - 1 or leaves[q + 1]
-            if e and not expo[q]:
-                expo[q] = True
-                lift[q] = True
-                changed = True
-        # one copy of a card can get home: the one below can, and a copy is exposed
-        for su in range(4):
-            high = s[S_FOUND + 2 * su]
-            prev = True
-            for r in range(N_RANKS):
-                cd = su * N_RANKS + r
-                if not avail[cd]:
-                    i0 = inst_of[cd, 0]
-                    i1 = inst_of[cd, 1]
-                    if r < high or (prev and ((i0 >= 0 and expo[i0]) or (i1 >= 0 and expo[i1]))):
-                        avail[cd] = True
-                        changed = True
-                prev = avail[cd]
-        # leaving: home, onto a card it builds on, or into an empty column
-        for q in range(n):
-            if leaves[q]:
-                continue
-            cd = code[q]
-            r = cd % N_RANKS
-            ok = expo[q] and (r == 0 or avail[cd - 1])
-            if not ok and lift[q]:
-                ok = empty or _has_host(cfg, q, cd, alternate, inst_of, kind, col, pos, expo, leaves)
-            if ok:
-                leaves[q] = True
-                changed = True
-                if kind[q] == _TAB and pos[q] == 0:
-                    empty = True
-    for q in range(n_tab, n_waste):
-        if not leaves[q]:
-            return True
-    r = v % N_RANKS
-    if r == 0 or avail[v - 1] or empty:
-        return False
-    return not _has_host(cfg, -1, v, alternate, inst_of, kind, col, pos, expo, leaves)
-
-
-@njit(cache=True)
-def _has_host(cfg, q, cd, alternate, inst_of, kind, col, pos, expo, leaves):
-    """Whether some card that ``cd`` builds on can be a column top when instance ``q``
-    leaves (``q = -1``: the waste card under test, below every waste instance)."""
-    r = cd % N_RANKS
-    if r == N_RANKS - 1:
-        return False
-    su = cd // N_RANKS
-    for tsu in range(4):
-        if alternate:
-            if (tsu >= 2) == (su >= 2):
-                continue
-        elif tsu != su:
-            continue
-        tcd = tsu * N_RANKS + r + 1
-        for cp in range(2):
-            t = inst_of[tcd, cp]
-            if t < 0:
-                continue
-            if kind[t] == _TAB:
-                if q >= 0 and kind[q] == _TAB and col[t] == col[q]:
-                    good = pos[t] > pos[q] and leaves[t]  # under q it is never exposed first
-                else:
-                    good = expo[t] or leaves[t]
-            elif kind[t] == _WAB:
-                # a waste card under q comes out only after q has left
-                good = leaves[t] and (q < 0 or kind[q] != _WAB or pos[t] > pos[q])
-            else:
-                good = leaves[t]
-            if good:
-                return True
-    return False
-
-
-@njit(cache=True)
-def waste_dead(s, cfg, ib, bb, inst_of, avail, depth):
-    """True when one of the top ``depth`` waste cards provably never leaves the waste
-    (:func:`waste_stuck_at`); then the position is lost. No test with a redeal left."""
-    if s[S_REDEALS] > 0:
-        return False
-    wl = s[S_WASTE_LEN]
-    lo = wl - depth if wl > depth else 0
-    for j in range(wl - 1, lo - 1, -1):
-        if waste_stuck_at(s, cfg, j, ib, bb, inst_of, avail):
-            return True
-    return False
 
 
 # ----------------------------------------------------------------------- best-first
@@ -701,7 +500,7 @@ def best_init(root, cfg, z, k1, k2, arena, parent, act, link, head, ctl, prune, 
 
 
 @njit(cache=True)
-def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch, node_limit, tt_limit, prune, dbuf, w):
+def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch, node_limit, tt_limit, prune, w):
     """Continue the best-first search (highest heuristic first) until it ends or
     ``ctl[C_NODES]`` reaches ``node_limit``. Complete: when no open position is left,
     every position the pruning rules keep has been generated (``EXHAUSTED``). On ``WON``
@@ -751,9 +550,6 @@ def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch,
                 break
             h1, h2 = state_hash(child, cfg, z, root_redeals)
             if not tt_insert(k1, k2, h1, h2):
-                continue
-            if a == 0 and prune and dbuf[4] > 0 and waste_dead(child, cfg, dbuf[0], dbuf[1], dbuf[2], dbuf[3], dbuf[4]):
-                ctl[C_DEAD] += 1
                 continue
             parent[count] = idx
             act[count] = a

@@ -182,7 +182,7 @@ class _BestFirst(_Search):
         args = (cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch)
 
         def run(limit: int) -> None:
-            K.best_run(*args, limit, cap, prune, _dead_buffers(), w)
+            K.best_run(*args, limit, cap, prune, w)
 
         self.run = run
 
@@ -226,7 +226,7 @@ class _DepthFirst(_Search):
         K.dfs_init(state.array, *args, prune, w)
 
         def run(limit: int) -> None:
-            K.dfs_run(*args, limit, tt_limit, prune, _dead_buffers(), w)
+            K.dfs_run(*args, limit, tt_limit, prune, w)
 
         self.run = run
 
@@ -238,23 +238,6 @@ def _new_ctl(state: GameState) -> np.ndarray:
     ctl = np.zeros(K.C_LEN, dtype=np.int64)
     ctl[K.C_ROOT_REDEALS] = int(state.array[S_REDEALS])
     return ctl
-
-
-_DEAD: tuple | None = None
-
-
-def _dead_buffers() -> tuple:
-    """Scratch of the (optional, off) dead-waste test: depth 0 turns it off."""
-    global _DEAD
-    if _DEAD is None:
-        _DEAD = (
-            np.zeros((4, 104), np.int64),
-            np.zeros((3, 104), np.bool_),
-            np.zeros((52, 2), np.int64),
-            np.zeros(52, np.bool_),
-            0,
-        )
-    return _DEAD
 
 
 _WARM: set[str] = set()

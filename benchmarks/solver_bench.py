@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.solver import solve
+from agents.solver import STRATEGIES, solve
 from forty_thieves_env import deal, get_variant
 
 
@@ -31,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=10.0, help="time budget per deal (default 10)")
     p.add_argument("--nodes", type=int, default=100_000_000, help="node budget per deal")
     p.add_argument("--memory-mb", type=float, default=2048.0, help="memory budget per deal (default 2048)")
-    p.add_argument("--strategy", default="best", choices=["best", "dfs"], help="search strategy (default best)")
+    p.add_argument("--strategy", default="portfolio", choices=list(STRATEGIES), help="search (default portfolio)")
+    p.add_argument("--clock", default="wall", choices=["wall", "cpu"], help="budget clock: wall or process CPU time")
     p.add_argument("--json", type=Path, help="write every result to this JSON file")
     p.add_argument("--quiet", action="store_true", help="summary only")
     args = p.parse_args(argv)
@@ -43,7 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     for number in range(args.first, args.last + 1):
         state = deal(variant, number)
         r = solve(
-            state, max_nodes=args.nodes, max_seconds=args.seconds, max_memory_mb=args.memory_mb, strategy=args.strategy
+            state,
+            max_nodes=args.nodes,
+            max_seconds=args.seconds,
+            max_memory_mb=args.memory_mb,
+            strategy=args.strategy,
+            clock=args.clock,
         )
         if r.verdict == "won":
             game = state.copy()
@@ -60,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                 "nodes": r.nodes,
                 "states": r.states,
                 "moves": len(r.moves),
+                "decided_by": r.decided_by,
             }
         )
         if not args.quiet:
@@ -81,14 +89,15 @@ def main(argv: list[str] | None = None) -> int:
         return f"median {np.median(x):.2f}s, p90 {np.percentile(x, 90):.2f}s, max {x.max():.2f}s"
 
     print(
-        f"\n{variant.name} deals {args.first}..{args.last} ({n}), {args.strategy}, budget {args.seconds:g}s / "
-        f"{args.nodes} nodes / {args.memory_mb:g} MB"
+        f"\n{variant.name} deals {args.first}..{args.last} ({n}), {args.strategy}, budget {args.seconds:g}s "
+        f"({args.clock} clock) / {args.nodes} nodes / {args.memory_mb:g} MB"
     )
     print(f"won {counts['won']}  lost {counts['lost']}  unknown {counts['unknown']}  of {n}")
     print(f"decided {decided}/{n} = {decided / n:.1%}  (won {counts['won'] / n:.1%}, lost {counts['lost'] / n:.1%})")
     print(f"time, all deals:     {dist(secs)}")
     print(f"time, decided deals: {dist(dsecs)}")
-    print(f"wall {wall:.0f}s")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"wall {wall:.0f}s, load average at the end {load:.1f} on {os.cpu_count()} CPUs")
     if args.json:
         meta = {k: str(v) for k, v in vars(args).items()}
         args.json.write_text(json.dumps({"args": meta, "results": rows}, indent=1))
