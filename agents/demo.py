@@ -5,8 +5,9 @@
 1. trains ``configs/ppo.yaml``'s classic section (``FortyThieves-v0``) with the demo budget
    below (at most ``--minutes`` of training, evaluated every 40k steps on 50 validation deals,
    the best model kept) into ``runs/demo_<time>``;
-2. plays the best model, the random agent and the heuristic agent once on each of the first
-   ``--n`` test deals (the same deals and seeds for all three; :mod:`agents.evaluate`);
+2. plays the best model (its most likely legal move, and a move drawn from its policy), the
+   random agent and the heuristic agent once on each of the first ``--n`` test deals (the
+   same deals and seeds for all; :mod:`agents.evaluate`);
 3. prints the comparison: win rate with its Wilson 95 % interval, mean cards on the
    foundations, moves and seconds per game; writes it to ``runs/demo_<time>/comparison.json``.
 """
@@ -98,11 +99,17 @@ def run_demo(
     if not model.exists():
         model = run_dir / "final_model.zip"
     trained = json.loads((run_dir / "train_info.json").read_text(encoding="utf-8"))
-    print(f"== 2/2  playing the first {n} test deals with ppo ({model.name}), random and heuristic")
+    print(f"== 2/2  playing the first {n} test deals with ppo ({model.name}; greedy, sampled), random, heuristic")
     rows = []
-    for agent, kwargs in (("ppo", {"model": str(model)}), ("random", {}), ("heuristic", {})):
+    players = [
+        ("ppo", "ppo", {"model": str(model)}),  # its most likely legal move
+        ("ppo (sampled)", "ppo", {"model": str(model), "deterministic": False}),  # a move drawn from it
+        ("random", "random", {}),
+        ("heuristic", "heuristic", {}),
+    ]
+    for label, agent, kwargs in players:
         ev = evaluate(agent, "classic", "test", n=n, seed=seed, workers=workers, agent_kwargs=kwargs, progress=progress)
-        rows.append({"agent": agent, "settings": ev.settings, "summary": ev.summary})
+        rows.append({"agent": label, "settings": ev.settings, "summary": ev.summary})
     table = comparison_table(rows)
     minutes_total = (time.monotonic() - t0) / 60
     print()

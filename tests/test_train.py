@@ -190,9 +190,10 @@ def test_demo_trains_then_compares_three_agents(tmp_path: Path, capsys: pytest.C
     tiny = [o for o in TINY if not o.startswith(("eval_freq", "save_freq"))]
     result = run_demo(minutes=0.5, timesteps=64, n=2, workers=1, runs_dir=tmp_path, progress=False, overrides=tiny)
     out = capsys.readouterr().out
-    assert [r["agent"] for r in result["rows"]] == ["ppo", "random", "heuristic"]
+    assert [r["agent"] for r in result["rows"]] == ["ppo", "ppo (sampled)", "random", "heuristic"]
+    assert result["rows"][1]["settings"]["agent_options"]["deterministic"] is False
     assert all(r["summary"]["games"] == 2 and r["settings"]["first_deal"] == 1 for r in result["rows"])
-    header = "agent      won  win rate  95 % interval (Wilson)  cards home  moves  s/game"
+    header = "agent          won  win rate  95 % interval (Wilson)  cards home  moves  s/game"
     assert header in out
     assert re.search(r"^ppo +[0-2]/2 ", out, re.M) and re.search(r"^heuristic +[0-2]/2 ", out, re.M)
     assert Path(result["run_dir"], "comparison.json").is_file()
