@@ -32,10 +32,11 @@ which, does not matter); the two copies of a card share one code, so swapping th
 nothing; the waste and the stock are hashed slot by slot (while no redeal has been used
 since the start, the stock is a prefix of the start's stock and only its length is
 hashed); the foundations follow from the cards still in play. Open addressing with linear
-probing stores the two halves. A false "already seen" needs two different positions to
-agree on all 128 bits: with ``n`` stored positions the chance is about ``n**2 / 2**129``,
-below ``1e-24`` for the ``3e7`` positions a 2 GB table holds -- far below the chance of a
-hardware fault, which is what the ``lost`` verdicts rest on here.
+probing stores the two halves (one bit of the second marks a used slot). A false "already
+seen" needs two different positions to agree on all 127 bits: if the hash behaves like a
+random function, the chance with ``n`` stored positions is about ``n**2 / 2**128``, below
+``1e-23`` for the ``3e7`` positions a 2 GB table holds, far below the chance of a hardware
+fault, which is what the ``lost`` verdicts rest on here.
 
 Why a ``lost`` verdict is a proof
 ---------------------------------
@@ -50,11 +51,14 @@ The rules:
 
 1. **Safe moves** (the engine's :func:`~forty_thieves_env.rules.is_safe`, the definition
    of ``auto_play_safe``): a card that can go home and on which no card still in play
-   can ever be built. They are played at once, without branching, and listed in the line.
-   Take a shortest winning line from ``S`` and delete every move of that card: the rest
-   is legal after the card has gone home (nothing was ever built on it; any move onto the
-   card under it, or of the card under it, was legal there too; more empty columns and a
-   shorter waste only allow more), so ``mu`` drops by at least one.
+   can ever be built (both copies of every card that builds on it are home). They are
+   played at once, without branching, and listed in the line. Take a shortest winning
+   line from ``S`` and delete every move of that card: the rest stays legal with the
+   card home. Nothing is ever built on it, so it only ever lies on top of its pile; the
+   cards under it and every other card are where they were; an empty column it took
+   stays empty, which only allows more; and with both copies of the rank below home, an
+   extra card of its rank home can only raise the lower pile of its suit, so every
+   foundation move stays legal. The line loses at least one move, so ``mu`` drops.
 2. **Empty columns are interchangeable**: of the moves that put the same cards into
    different empty columns only the first empty column is tried; the positions are equal
    up to the order of the columns, so they have the same ``mu``.
