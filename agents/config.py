@@ -139,6 +139,7 @@ class TrainConfig(_Strict):
     policy_kwargs: PolicyKwargs = Field(default_factory=PolicyKwargs)
     eval_freq: int = Field(50_000, ge=0)
     n_eval_episodes: int = Field(100, ge=1, le=1000)
+    eval_deterministic: bool = True
     save_freq: int = Field(100_000, ge=0)
     final_eval_episodes: int = Field(200, ge=0, le=1000)
     max_minutes: float | None = Field(None, gt=0)

@@ -21,8 +21,9 @@ A run folder (``runs/<env>_<algo>_<time>`` or ``--name``) holds:
 
 Training runs on the native batched vector env when it is there (:func:`make_train_env`),
 else on SB3's ``DummyVecEnv``. Periodic evaluation plays the *same* first ``n_eval_episodes``
-validation deals each time (deals 1001.., one after the other), with action masks, so
-evaluations are comparable; the best is kept. ``--resume`` continues from the last checkpoint
+validation deals each time (deals 1001.., one after the other), with action masks, the
+policy's most likely move or (``eval_deterministic: false``) a move drawn from it; the best
+is kept. The final test evaluation plays the best model the same way. ``--resume`` continues from the last checkpoint
 with the folder's own config, keeping the step count, the schedules and the best model.
 """
 
@@ -494,7 +495,7 @@ def train(
                 eval_freq=max(1, config.eval_freq // n),
                 best_model_save_path=str(run_dir),
                 log_path=str(run_dir),
-                deterministic=True,
+                deterministic=config.eval_deterministic,
                 verbose=0,
                 warn=False,
                 state_path=run_dir / "eval_state.json",
@@ -570,7 +571,7 @@ def final_evaluation(run_dir: Path, env_id: str, config: TrainConfig, workers: i
         n=config.final_eval_episodes,
         seed=config.seed,
         workers=workers,
-        agent_kwargs={"model": str(model)},
+        agent_kwargs={"model": str(model), "deterministic": config.eval_deterministic},
         progress=False,
     )
     write_results(evaluation, run_dir / "final_eval")

@@ -158,6 +158,9 @@ def test_mlp_policy_needs_flat_observations() -> None:
 def test_every_key_has_a_default() -> None:
     cfg = TrainConfig()
     assert cfg.algo == "MaskablePPO" and cfg.policy_kwargs.features_extractor == "card_embedding"
+    # Run folders written before the key existed were evaluated greedily: the default keeps that.
+    assert cfg.eval_deterministic is True
+    assert load_config(PPO_YAML)[1].eval_deterministic is False
 
 
 def test_cli_reports_a_bad_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

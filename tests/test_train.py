@@ -97,6 +97,7 @@ def test_logs_and_evaluations(run: Path) -> None:
     final = json.loads((run / "final_eval.json").read_text())
     assert final["model"] == "best_model.zip"
     assert final["settings"]["agent"] == "ppo" and final["settings"]["deals"] == "test"
+    assert final["settings"]["agent_options"]["deterministic"] is False  # eval_deterministic: false
     assert final["summary"]["games"] == 2 and 0 <= final["summary"]["win_rate"] <= 1
 
 
