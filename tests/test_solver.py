@@ -287,3 +287,29 @@ def test_variant_without_stock_left_uses_redeal():
     result = solve(state, max_nodes=100_000)
     assert result.verdict == "won"
     assert replays_to_win(state, result)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_trivial_positions(strategy):
+    # Already won: nothing to play.
+    won = parse_position(EASY)
+    for move in solve(won, max_nodes=10_000).moves:
+        won.play(move)
+    assert won.is_won()
+    result = solve(won, strategy=strategy)
+    assert (result.verdict, result.moves) == ("won", [])
+    # Only safe moves left: the line is those moves, found without a search.
+    only_safe = parse_position(EASY.replace("1: TH KH", "1: KH TH"))
+    result = solve(only_safe, strategy=strategy)
+    assert result.verdict == "won" and replays_to_win(only_safe, result)
+    # No legal move at all: lost at once.
+    stuck = parse_position(
+        DEAD.format(variant="classic")
+        .replace("5: 5H QS JS", "5: 5H QS 9S")
+        .replace("6: 5H QS", "6: 5H QS 9S")
+        .replace("7: 6H JS TS 9S", "7: 6H TS JS")
+        .replace("8: 6H TS 9S", "8: 6H TS JS")
+    )
+    assert not stuck.legal_actions()
+    result = solve(stuck, strategy=strategy)
+    assert result.verdict == "lost" and result.states == (3 if strategy == "portfolio" else 1)  # the roots
