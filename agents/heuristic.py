@@ -200,34 +200,35 @@ def visible_hash(s, cfg):
 
 
 @njit(cache=True)
+def _table_slot(table, h):
+    """The slot of ``table`` holding ``h``, else the free slot where it would go, else -1 (full)."""
+    m = table.shape[0] - 1
+    p = np.int64(h & np.uint64(m))
+    for _ in range(table.shape[0]):
+        if table[p] == h or table[p] == np.uint64(0):
+            return p
+        p = (p + 1) & m
+    return -1
+
+
+@njit(cache=True)
 def table_insert(table, h):
     """Add hash ``h`` to an open-addressing set (``uint64`` array, power-of-two size, 0 = free).
 
     Returns False when the set is full (``h`` is then not added).
     """
-    m = table.shape[0] - 1
-    p = np.int64(h & np.uint64(m))
-    for _ in range(table.shape[0]):
-        if table[p] == h:
-            return True
-        if table[p] == np.uint64(0):
-            table[p] = h
-            return True
-        p = (p + 1) & m
-    return False
+    p = _table_slot(table, h)
+    if p < 0:
+        return False
+    table[p] = h
+    return True
 
 
 @njit(cache=True)
 def table_contains(table, h):
-    m = table.shape[0] - 1
-    p = np.int64(h & np.uint64(m))
-    for _ in range(table.shape[0]):
-        if table[p] == h:
-            return True
-        if table[p] == np.uint64(0):
-            return False
-        p = (p + 1) & m
-    return False
+    """Whether hash ``h`` is in the set."""
+    p = _table_slot(table, h)
+    return p >= 0 and table[p] == h
 
 
 # ------------------------------------------------------------------------- scoring
