@@ -36,6 +36,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return run_cli(args)
 
 
+def _cmd_solve(args: argparse.Namespace) -> int:
+    from agents.solving import run_cli
+
+    return run_cli(args)
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from agents.train import run_cli
 
@@ -79,6 +85,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--model", dest="opt", action="append", type="model={}".format, help="ppo: the model .zip")
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("solve", help="solve deals with the perfect-information solver (resumable); winnable sets")
+    p.add_argument("--variant", default="classic", help="preset name (default: classic)")
+    p.add_argument("--deals", default="test", help="test (1..1000), validation (1001..2000), 1-50 or 3,17,99")
+    p.add_argument("--n", type=int, help="solve only the first N deals")
+    p.add_argument("--seconds", type=float, default=10.0, help="time budget per deal (default: 10)")
+    p.add_argument("--nodes", type=int, help="node budget per deal (default: 50000000)")
+    p.add_argument("--memory", type=float, default=2048.0, help="memory budget per deal in MB (default: 2048)")
+    p.add_argument("--strategy", default="portfolio", help="portfolio, best or dfs (default: portfolio)")
+    p.add_argument("--clock", default="wall", choices=("wall", "cpu"), help="clock of --seconds (default: wall)")
+    p.add_argument("--workers", type=int, help="processes (default: every core)")
+    p.add_argument("--out", default="solved", help="folder for meta.json, verdicts.jsonl, summary.json")
+    p.add_argument("--restart", action="store_true", help="discard the verdicts already in --out")
+    p.add_argument(
+        "--export-winnable",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="then write the won deals as a winnable set (default: forty_thieves_env/data/winnable/<variant>.json.gz)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("train", help="train MaskablePPO from a config file (configs/ppo.yaml) into a run folder")
     p.add_argument("config", nargs="?", help="config file, e.g. configs/ppo.yaml (not needed with --resume)")
