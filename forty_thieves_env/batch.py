@@ -478,6 +478,8 @@ class BatchGames:
         illegal_action: ``"penalize"``, ``"raise"`` (checked in Python, before any game
             moves) or ``"terminate"``.
         deals: Deal numbers to draw from (split name or numbers); default the training range.
+        winnable_only: Draw only deals of the variant's winnable set (:mod:`.winnable`),
+            intersected with ``deals`` when given.
         max_episode_steps: Truncate an episode after this many steps (``None``: never).
         autoreset: ``"next_step"`` or ``"same_step"`` (see the module docstring).
         num_threads: numba threads for a step (``None``: numba's current setting).
@@ -492,6 +494,7 @@ class BatchGames:
         reward: str | Reward = "foundation",
         illegal_action: str = "penalize",
         deals: str | Iterable[int] | np.ndarray | None = None,
+        winnable_only: bool = False,
         max_episode_steps: int | None = None,
         autoreset: str = "next_step",
         num_threads: int | None = None,
@@ -516,6 +519,11 @@ class BatchGames:
         self.spec = self.reward.spec()
         self.illegal_action = illegal_action
         self.deals = check_deals(deals)
+        self.winnable_only = bool(winnable_only)
+        if self.winnable_only:
+            from .winnable import restrict_deals
+
+            self.deals = restrict_deals(self.variant, self.deals)
         self.max_episode_steps = max_episode_steps
         self.autoreset = autoreset
         self.num_threads = num_threads

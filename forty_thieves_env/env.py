@@ -142,6 +142,11 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
       ``"penalize"`` but the episode ends.
     * ``deals``: the deal numbers a reset draws from: a split name (``"test"``: 1..1000,
       ``"validation"``: 1001..2000, see :func:`.deals.deal_split`) or a sequence of numbers.
+    * ``winnable_only``: deal only deals that the solver proved winnable, from the variant's
+      shipped set (:mod:`.winnable`: training deals, each with a winning line; a biased,
+      easier subset). With ``deals`` it keeps the given deals that are in the set (an error
+      if none is). Only the unmodified presets have sets. ``options={"deal": n}`` still
+      plays any deal.
     * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (``(H, W, 3) uint8``).
     * any :class:`~.variants.Variant` option as a keyword (``redeals=1``,
       ``run_moves="supermove"``, ``auto_play_safe=True``, ...), overriding the preset.
@@ -165,6 +170,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         reward: str | Reward = "foundation",
         illegal_action: str = "penalize",
         deals: str | Iterable[int] | np.ndarray | None = None,
+        winnable_only: bool = False,
         render_mode: str | None = None,
         **options: Any,
     ) -> None:
@@ -180,6 +186,11 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
             raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {self.metadata['render_modes']}")
         self.render_mode = render_mode
         self.deals = self._check_deals(deals)
+        self.winnable_only = bool(winnable_only)
+        if self.winnable_only:
+            from .winnable import restrict_deals
+
+            self.deals = restrict_deals(self.variant, self.deals)
 
         self.action_space = spaces.Discrete(self.n_actions)
         self.observation_space = observation_space(self.variant, observation)

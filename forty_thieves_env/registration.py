@@ -13,7 +13,7 @@ id                                  variant preset
 ==================================  ================
 
 Keyword arguments to ``gym.make`` reach :class:`~.env.FortyThievesEnv` (variant options,
-``observation``, ``reward``, ``illegal_action``, ``deals``, ``render_mode``).
+``observation``, ``reward``, ``illegal_action``, ``deals``, ``winnable_only``, ``render_mode``).
 ``gym.make_vec(id, num_envs=N)`` builds :class:`~.vector.FortyThievesVectorEnv` with the same
 arguments (``vectorization_mode="sync"`` gives Gymnasium's ``SyncVectorEnv`` instead).
 """

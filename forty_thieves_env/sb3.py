@@ -62,7 +62,7 @@ class FortyThievesVecEnv(VecEnv):
 
     Args:
         num_envs: Number of games ``N``.
-        variant, observation, reward, illegal_action, deals, render_mode, **options: as
+        variant, observation, reward, illegal_action, deals, winnable_only, render_mode, **options: as
             :class:`~.env.FortyThievesEnv`.
         max_episode_steps: Truncate an episode after this many steps (default 1000, as the
             registered ids; ``None``: never).
@@ -78,6 +78,7 @@ class FortyThievesVecEnv(VecEnv):
         reward: str | Reward = "foundation",
         illegal_action: str = "penalize",
         deals: str | Iterable[int] | np.ndarray | None = None,
+        winnable_only: bool = False,
         render_mode: str | None = None,
         max_episode_steps: int | None = MAX_EPISODE_STEPS,
         num_threads: int | None = None,
@@ -92,6 +93,7 @@ class FortyThievesVecEnv(VecEnv):
             reward=reward,
             illegal_action=illegal_action,
             deals=deals,
+            winnable_only=winnable_only,
             max_episode_steps=max_episode_steps,
             autoreset="same_step",
             num_threads=num_threads,

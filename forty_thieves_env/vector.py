@@ -80,7 +80,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
 
     Args:
         num_envs: Number of games ``N``.
-        variant, observation, reward, illegal_action, deals, render_mode, **options: as
+        variant, observation, reward, illegal_action, deals, winnable_only, render_mode, **options: as
             :class:`~.env.FortyThievesEnv`.
         max_episode_steps: Truncate an episode after this many steps (``None``: never);
             ``gym.make_vec`` passes the id's 1000.
@@ -111,6 +111,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         reward: str | Reward = "foundation",
         illegal_action: str = "penalize",
         deals: str | Iterable[int] | np.ndarray | None = None,
+        winnable_only: bool = False,
         render_mode: str | None = None,
         max_episode_steps: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
@@ -130,6 +131,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
             reward=reward,
             illegal_action=illegal_action,
             deals=deals,
+            winnable_only=winnable_only,
             max_episode_steps=max_episode_steps,
             autoreset=_AUTORESET[mode],
             num_threads=num_threads,
