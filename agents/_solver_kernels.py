@@ -95,6 +95,59 @@ def _mix(z):
 
 
 @njit(cache=True)
+def column_hash(s, cfg, z, i):
+    """The mixed Zobrist hash ``(x1, x2)`` of column ``i`` alone; ``(0, 0)`` when empty."""
+    n = s[cfg[CFG_OFF_LEN] + i]
+    if n == 0:
+        return np.uint64(0), np.uint64(0)
+    d = cfg[CFG_DEPTH]
+    k = d * N_CODES + s[cfg[CFG_OFF_DOWN] + i]
+    x1 = z[0, k]
+    x2 = z[1, k]
+    base = cfg[CFG_OFF_TAB] + i * d
+    for p in range(n):
+        k = p * N_CODES + s[base + p]
+        x1 ^= z[0, k]
+        x2 ^= z[1, k]
+    return _mix(x1), _mix(x2)
+
+
+@njit(cache=True)
+def waste_hash(s, cfg, z, lo, hi):
+    """XOR of the Zobrist terms of waste slots ``lo..hi-1`` of ``s``."""
+    d = cfg[CFG_DEPTH]
+    off_waste_z = d * N_CODES + d + 1
+    off_w = cfg[CFG_OFF_WASTE]
+    h1 = np.uint64(0)
+    h2 = np.uint64(0)
+    for p in range(lo, hi):
+        k = off_waste_z + p * N_CODES + s[off_w + p]
+        h1 ^= z[0, k]
+        h2 ^= z[1, k]
+    return h1, h2
+
+
+@njit(cache=True)
+def _stock_hash(s, cfg, z, root_redeals):
+    d = cfg[CFG_DEPTH]
+    t = cfg[CFG_STOCK]
+    off_stock_z = d * N_CODES + d + 1 + t * N_CODES
+    off_slen_z = off_stock_z + t * N_CODES
+    off_red_z = off_slen_z + t + 1
+    sl = s[S_STOCK_LEN]
+    red = s[S_REDEALS]
+    h1 = z[0, off_slen_z + sl] ^ z[0, off_red_z + red]
+    h2 = z[1, off_slen_z + sl] ^ z[1, off_red_z + red]
+    if red != root_redeals:
+        off_st = cfg[CFG_OFF_STOCK]
+        for p in range(sl):
+            k = off_stock_z + p * N_CODES + s[off_st + p]
+            h1 ^= z[0, k]
+            h2 ^= z[1, k]
+    return h1, h2
+
+
+@njit(cache=True)
 def state_hash(s, cfg, z, root_redeals):
     """128-bit hash ``(h1, h2)`` of the *canonical* position of ``s``.
 
@@ -106,52 +159,63 @@ def state_hash(s, cfg, z, root_redeals):
     root_redeals``), the stock is a prefix of the root's stock and its length identifies
     it. Foundations are a function of where the other cards are, so they need no term.
     """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    t = cfg[CFG_STOCK]
-    off_down_z = d * N_CODES
-    off_waste_z = off_down_z + d + 1
-    off_stock_z = off_waste_z + t * N_CODES
-    off_slen_z = off_stock_z + t * N_CODES
-    off_red_z = off_slen_z + t + 1
-    off_len = cfg[CFG_OFF_LEN]
-    off_dn = cfg[CFG_OFF_DOWN]
-    off_tab = cfg[CFG_OFF_TAB]
     h1 = np.uint64(0)
     h2 = np.uint64(0)
-    for i in range(c):
-        n = s[off_len + i]
-        if n == 0:
-            continue
-        k = off_down_z + s[off_dn + i]
-        x1 = z[0, k]
-        x2 = z[1, k]
-        base = off_tab + i * d
-        for p in range(n):
-            k = p * N_CODES + s[base + p]
-            x1 ^= z[0, k]
-            x2 ^= z[1, k]
-        h1 += _mix(x1)
-        h2 += _mix(x2)
-    wl = s[S_WASTE_LEN]
-    off_w = cfg[CFG_OFF_WASTE]
-    for p in range(wl):
-        k = off_waste_z + p * N_CODES + s[off_w + p]
-        h1 ^= z[0, k]
-        h2 ^= z[1, k]
-    sl = s[S_STOCK_LEN]
-    red = s[S_REDEALS]
-    if red != root_redeals:
-        off_st = cfg[CFG_OFF_STOCK]
-        for p in range(sl):
-            k = off_stock_z + p * N_CODES + s[off_st + p]
-            h1 ^= z[0, k]
-            h2 ^= z[1, k]
-    h1 ^= z[0, off_slen_z + sl]
-    h2 ^= z[1, off_slen_z + sl]
-    h1 ^= z[0, off_red_z + red]
-    h2 ^= z[1, off_red_z + red]
-    return h1, h2 | np.uint64(1)  # h2 == 0 marks an empty table slot
+    for i in range(cfg[CFG_COLUMNS]):
+        x1, x2 = column_hash(s, cfg, z, i)
+        h1 += x1
+        h2 += x2
+    w1, w2 = waste_hash(s, cfg, z, 0, s[S_WASTE_LEN])
+    t1, t2 = _stock_hash(s, cfg, z, root_redeals)
+    return h1 ^ w1 ^ t1, (h2 ^ w2 ^ t2) | np.uint64(1)  # h2 == 0 marks an empty table slot
+
+
+@njit(cache=True)
+def hash_parts(s, cfg, z, col1, col2, wh):
+    """Fill ``col1``/``col2`` with every column's hash and ``wh`` with the waste's, the
+    parts :func:`child_hash` reuses for the children of ``s``."""
+    for i in range(cfg[CFG_COLUMNS]):
+        col1[i], col2[i] = column_hash(s, cfg, z, i)
+    wh[0], wh[1] = waste_hash(s, cfg, z, 0, s[S_WASTE_LEN])
+
+
+@njit(cache=True)
+def child_hash(child, parent, cfg, z, root_redeals, col1, col2, wh):
+    """:func:`state_hash` of ``child``, a position one move (and its safe moves) away from
+    ``parent`` whose parts :func:`hash_parts` computed, recomputing only what changed.
+
+    A move and the safe moves after it only push cards on and pop cards off the ends of
+    columns and of the waste, one push at most, before any pop. So a column whose length
+    did not change holds the same cards (pushed cards popped again, if any), and the waste
+    slots below ``min`` of the two waste lengths are unchanged: only the other columns and
+    slots are rehashed. ``tests/test_solver.py`` checks it against :func:`state_hash`.
+    """
+    off_len = cfg[CFG_OFF_LEN]
+    h1 = np.uint64(0)
+    h2 = np.uint64(0)
+    for i in range(cfg[CFG_COLUMNS]):
+        if child[off_len + i] == parent[off_len + i]:
+            h1 += col1[i]
+            h2 += col2[i]
+        else:
+            x1, x2 = column_hash(child, cfg, z, i)
+            h1 += x1
+            h2 += x2
+    wp = parent[S_WASTE_LEN]
+    wc = child[S_WASTE_LEN]
+    m = min(wp, wc)
+    w1 = wh[0]
+    w2 = wh[1]
+    if wp > m:
+        a1, a2 = waste_hash(parent, cfg, z, m, wp)
+        w1 ^= a1
+        w2 ^= a2
+    if wc > m:
+        a1, a2 = waste_hash(child, cfg, z, m, wc)
+        w1 ^= a1
+        w2 ^= a2
+    t1, t2 = _stock_hash(child, cfg, z, root_redeals)
+    return h1 ^ w1 ^ t1, (h2 ^ w2 ^ t2) | np.uint64(1)
 
 
 # ------------------------------------------------------------------ transposition table
@@ -332,6 +396,11 @@ def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_s
     legal_mask(s, cfg, mask)
     stock_only(s, mask, prune)
     first_empty = _first_empty(s, cfg)
+    c = cfg[CFG_COLUMNS]
+    col1 = np.empty(c, dtype=np.uint64)
+    col2 = np.empty(c, dtype=np.uint64)
+    wh = np.empty(2, dtype=np.uint64)
+    hash_parts(s, cfg, z, col1, col2, wh)
     m = 0
     for a in range(cfg[CFG_N_ACTIONS]):
         if not mask[a]:
@@ -345,7 +414,7 @@ def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_s
         if is_won(tmp):
             sc = 1 << 40
         else:
-            h1, h2 = state_hash(tmp, cfg, z, root_redeals)
+            h1, h2 = child_hash(tmp, s, cfg, z, root_redeals, col1, col2, wh)
             if tt_find(k1, k2, h1, h2):
                 continue
             sc = heuristic(tmp, cfg, w)
@@ -514,6 +583,9 @@ def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch,
     count = ctl[C_TT_COUNT]
     top = ctl[C_TOP]
     n_open = ctl[C_OPEN]
+    col1 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
+    col2 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
+    wh = np.zeros(2, dtype=np.uint64)
     while nodes < node_limit:
         if n_open == 0:
             ctl[C_STATUS] = EXHAUSTED
@@ -530,6 +602,7 @@ def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch,
         legal_mask(s, cfg, mask)
         stock_only(s, mask, prune)
         first_empty = _first_empty(s, cfg)
+        hash_parts(s, cfg, z, col1, col2, wh)
         for a in range(n_act):
             if not mask[a]:
                 continue
@@ -548,7 +621,7 @@ def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch,
                 count += 1
                 ctl[C_STATUS] = WON
                 break
-            h1, h2 = state_hash(child, cfg, z, root_redeals)
+            h1, h2 = child_hash(child, s, cfg, z, root_redeals, col1, col2, wh)
             if not tt_insert(k1, k2, h1, h2):
                 continue
             parent[count] = idx
