@@ -50,6 +50,8 @@ WON = 1
 EXHAUSTED = 2
 TABLE_FULL = 3
 DEPTH_FULL = 4
+#: A search that only finds wins (the beam search) ran out of positions: no verdict.
+GAVE_UP = 5
 
 # Slots of the int64 control array that carries the search between chunks.
 C_DEPTH = 0
@@ -652,3 +654,129 @@ def replay_line(root, cfg, actions, out, prune):
         apply_action(s, cfg, a)
         n = auto_safe(s, cfg, out, n + 1, prune)
     return n
+
+
+# ----------------------------------------------------------------------------- beam
+
+# Slots of the beam search's ctl (it shares C_NODES, C_STATUS, C_TT_COUNT, C_DEPTH).
+C_LAYER = 7  # layers done
+C_WIDTH = 8  # positions in the current layer
+
+
+@njit(cache=True)
+def beam_init(root, cfg, z, k1, k2, beam, ctl, prune):
+    """Seed a beam search with ``root`` (after its safe moves) as its only position."""
+    scratch = np.zeros(256, np.int16)
+    beam[0, 0] = root
+    auto_safe(beam[0, 0], cfg, scratch, 0, prune)
+    ctl[C_NODES] = 1
+    ctl[C_LAYER] = 0
+    ctl[C_WIDTH] = 1
+    ctl[C_DEPTH] = 0
+    if is_won(beam[0, 0]):
+        ctl[C_STATUS] = WON
+        return
+    h1, h2 = state_hash(beam[0, 0], cfg, z, ctl[C_ROOT_REDEALS])
+    tt_insert(k1, k2, h1, h2)
+    ctl[C_TT_COUNT] = 1
+    ctl[C_STATUS] = RUNNING
+
+
+@njit(cache=True)
+def beam_run(cfg, z, k1, k2, beam, par, act, cand_b, cand_a, cand_s, cand_h1, cand_h2, ctl, mask, node_limit, prune, w):
+    """Continue a beam search layer by layer until it ends or ``ctl[C_NODES]`` reaches
+    ``node_limit`` (checked between layers).
+
+    Layer ``L + 1`` holds the ``width`` best children (heuristic ``w``) of the positions of
+    layer ``L`` that the transposition table has not seen; ``par[L + 1]`` / ``act[L + 1]``
+    record each one's parent and move. Moves follow the pruning rules of the complete
+    searches, but keeping only ``width`` positions a layer cuts the space arbitrarily, so
+    a beam search only ever finds wins: when a layer comes out empty (or ``par`` is full)
+    it stops with ``GAVE_UP``. On ``WON`` the winning position is child ``ctl[C_DEPTH]``
+    of layer ``ctl[C_LAYER]``."""
+    if ctl[C_STATUS] != RUNNING:
+        return
+    width = beam.shape[1]
+    max_layers = par.shape[0] - 1
+    root_redeals = ctl[C_ROOT_REDEALS]
+    n_act = cfg[CFG_N_ACTIONS]
+    n_cand_max = cand_b.shape[0]
+    nodes = ctl[C_NODES]
+    count = ctl[C_TT_COUNT]
+    col1 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
+    col2 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
+    wh = np.zeros(2, dtype=np.uint64)
+    scratch = np.zeros(256, np.int16)
+    tmp = np.empty(beam.shape[2], dtype=np.int8)
+    tt_cap = (k1.shape[0] * 7) // 10
+    while nodes < node_limit:
+        layer = ctl[C_LAYER]
+        if layer >= max_layers:
+            ctl[C_STATUS] = GAVE_UP
+            break
+        cur = beam[layer & 1]
+        nxt = beam[(layer + 1) & 1]
+        n_cur = ctl[C_WIDTH]
+        nc = 0
+        won = -1
+        for b in range(n_cur):
+            s = cur[b]
+            legal_mask(s, cfg, mask)
+            stock_only(s, mask, prune)
+            first_empty = _first_empty(s, cfg)
+            hash_parts(s, cfg, z, col1, col2, wh)
+            for a in range(n_act):
+                if not mask[a]:
+                    continue
+                kind, i, j, k = decode(cfg, a)
+                if not keep_move(s, cfg, kind, i, j, k, first_empty, prune):
+                    continue
+                tmp[:] = s
+                apply_action(tmp, cfg, a)
+                auto_safe(tmp, cfg, scratch, 0, prune)
+                nodes += 1
+                if is_won(tmp):
+                    nxt[0] = tmp
+                    par[layer + 1, 0] = b
+                    act[layer + 1, 0] = a
+                    won = 0
+                    break
+                h1, h2 = child_hash(tmp, s, cfg, z, root_redeals, col1, col2, wh)
+                if tt_find(k1, k2, h1, h2) or nc >= n_cand_max:
+                    continue
+                cand_b[nc] = b
+                cand_a[nc] = a
+                cand_s[nc] = -heuristic(tmp, cfg, w)
+                cand_h1[nc] = h1
+                cand_h2[nc] = h2
+                nc += 1
+            if won >= 0:
+                break
+        if won >= 0:
+            ctl[C_LAYER] = layer + 1
+            ctl[C_DEPTH] = 0
+            ctl[C_STATUS] = WON
+            break
+        order = np.argsort(cand_s[:nc], kind="mergesort")  # stable: ties keep generation order
+        q = 0
+        for t in range(nc):
+            if q >= width:
+                break
+            c = order[t]
+            if not tt_insert(k1, k2, cand_h1[c], cand_h2[c]):
+                continue  # a sibling reached the same position
+            count += 1
+            b = cand_b[c]
+            nxt[q] = cur[b]
+            apply_action(nxt[q], cfg, cand_a[c])
+            auto_safe(nxt[q], cfg, scratch, 0, prune)
+            par[layer + 1, q] = b
+            act[layer + 1, q] = cand_a[c]
+            q += 1
+        ctl[C_LAYER] = layer + 1
+        ctl[C_WIDTH] = q
+        if q == 0 or count >= tt_cap:
+            ctl[C_STATUS] = GAVE_UP
+            break
+    ctl[C_NODES] = nodes
+    ctl[C_TT_COUNT] = count

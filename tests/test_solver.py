@@ -97,6 +97,30 @@ def test_dead_position_comes_alive_when_runs_move():
     assert replays_to_win(state, result)
 
 
+@pytest.mark.parametrize("prune", [True, False])
+def test_beam_finds_wins_and_never_claims_a_loss(prune):
+    state = parse_position(EASY)
+    result = solve(state, strategy="beam", prune=prune, max_nodes=10_000)
+    assert result.verdict == "won" and result.decided_by.startswith("beam")
+    assert replays_to_win(state, result)
+    # The dead position: the beam runs out of positions at every width, which proves nothing.
+    dead = parse_position(DEAD.format(variant="classic"))
+    result = solve(dead, strategy="beam", prune=prune, max_memory_mb=64, max_seconds=30)
+    assert (result.verdict, result.reason, result.moves) == ("unknown", "memory", [])
+    # In the portfolio, best-first still proves it lost.
+    assert solve(dead, prune=prune, max_memory_mb=64, max_seconds=30).verdict == "lost"
+
+
+@pytest.mark.parametrize("number", [8, 32])
+def test_beam_wins_classic_deals_and_the_lines_replay(number):
+    # Deals 8 and 32 take best-first seconds or more (8: not within 10 s); the beam wins
+    # them in about a second.
+    state = deal("classic", number)
+    result = solve(state, strategy="beam", max_nodes=3_000_000, max_seconds=60)
+    assert result.verdict == "won"
+    assert replays_to_win(state, result)
+
+
 @pytest.mark.parametrize("number", [2, 7, 10, 13])
 def test_classic_deals_are_won_and_replay(number):
     state = deal("classic", number)
@@ -285,7 +309,7 @@ def test_budgets_give_unknown_with_the_reason():
     assert 500 <= result.nodes < 500 + 200
     result = solve(state, max_seconds=0.0)
     assert (result.verdict, result.reason) == ("unknown", "seconds")
-    for strategy in STRATEGIES:
+    for strategy in [*STRATEGIES, "beam"]:
         result = solve(state, strategy=strategy, max_memory_mb=20, max_seconds=30)
         assert (result.verdict, result.reason) == ("unknown", "memory")
     result = solve(state, max_seconds=0.05, clock="cpu")
@@ -345,4 +369,4 @@ def test_trivial_positions(strategy):
     )
     assert not stuck.legal_actions()
     result = solve(stuck, strategy=strategy)
-    assert result.verdict == "lost" and result.states == (2 if strategy == "portfolio" else 1)  # the roots
+    assert result.verdict == "lost" and result.states == (3 if strategy == "portfolio" else 1)  # the roots
