@@ -430,6 +430,10 @@ def run_cli(args: Any) -> int:
     except ReplayError as err:
         print(f"forty-thieves solve: error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the finished deals are in {Path(args.out) / VERDICTS_FILE}; "
+              "run the same command again to resume", file=sys.stderr)  # fmt: skip
+        return 130
     s = result["summary"]
     b = result["budget"]
     title = (

@@ -1,0 +1,126 @@
+"""Shipped winnable sets: loader, certificates replay to wins, ``winnable_only=True`` in every env."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from forty_thieves_env import deal, get_variant
+from forty_thieves_env.batch import G_DEAL, G_NEXT_DEAL, BatchGames
+from forty_thieves_env.deals import TRAIN_RANGE
+from forty_thieves_env.winnable import available, certificate, meta, restrict_deals, winnable_deals
+
+SHIPPED = available()
+
+
+def _replays(variant: str, number: int) -> bool:
+    state = deal(variant, number)
+    for move in certificate(variant, number):
+        state.play(move)
+    return state.is_won()
+
+
+def test_sets_are_shipped():
+    assert "classic" in SHIPPED
+    assert len(SHIPPED) >= 2  # classic and an easier variant
+
+
+@pytest.mark.parametrize("variant", SHIPPED)
+def test_set_contents_and_meta(variant):
+    deals = winnable_deals(variant)
+    assert deals.dtype == np.int64 and deals.size > 0
+    assert (np.diff(deals) > 0).all()
+    # only training deals: the test and validation splits stay unseen
+    assert deals.min() >= TRAIN_RANGE[0] and deals.max() <= TRAIN_RANGE[1]
+    m = meta(variant)
+    assert m["variant"] == variant
+    assert m["counts"]["won"] == deals.size
+    searched = m["deals_searched"]
+    assert searched["first"] >= TRAIN_RANGE[0] and searched["count"] == sum(m["counts"].values())
+    assert searched["first"] <= deals.min() and deals.max() <= searched["last"]
+    assert {"seconds", "nodes", "memory_mb", "strategy", "clock"} <= set(m["budget"])
+    assert "forty-thieves solve" in m["export_command"] and m["date"]
+    winnable_deals(variant)[0] = -1  # a copy: the cached set is not changed
+    assert winnable_deals(variant)[0] == deals[0]
+
+
+@pytest.mark.parametrize("variant", SHIPPED)
+def test_sample_of_certificates_replays(variant):
+    deals = winnable_deals(variant)
+    rng = np.random.default_rng(0)
+    for number in rng.choice(deals, size=min(8, deals.size), replace=False):
+        assert _replays(variant, int(number))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", SHIPPED)
+def test_every_certificate_replays(variant):
+    for number in winnable_deals(variant):
+        assert _replays(variant, int(number)), number
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="unknown variant"):
+        winnable_deals("klondike")
+    missing = [v for v in ("josephine", "streets", "maria", "limited") if v not in SHIPPED]
+    if missing:
+        with pytest.raises(ValueError, match="no winnable set"):
+            winnable_deals(missing[0])
+        with pytest.raises(ValueError, match="no winnable set"):
+            gym.make("FortyThieves-v0", variant=missing[0], winnable_only=True)
+    with pytest.raises(ValueError, match="custom variant"):
+        winnable_deals(get_variant("classic", redeals=2))
+    with pytest.raises(ValueError, match="custom variant"):
+        gym.make("FortyThieves-v0", winnable_only=True, redeals=2)
+    with pytest.raises(ValueError, match="not in the classic winnable set"):
+        certificate("classic", 1)
+    with pytest.raises(ValueError, match="leaves no deal"):
+        restrict_deals("classic", np.array([1, 2, 3]))
+
+
+def test_gym_make_deals_only_winnable():
+    win = set(winnable_deals("classic").tolist())
+    env = gym.make("FortyThieves-v0", winnable_only=True)
+    seen = set()
+    for seed in range(30):
+        _, info = env.reset(seed=seed)
+        seen.add(info["deal"])
+    assert seen <= win and len(seen) > 1
+    _, info = env.reset(options={"deal": 7})  # an explicit deal still plays
+    assert info["deal"] == 7
+
+
+def test_winnable_only_with_deals_intersects():
+    win = winnable_deals("classic")
+    outside = next(d for d in range(int(win[0]), int(win[-1]) + 2) if d not in set(win.tolist()))
+    chosen = [int(win[0]), int(win[-1]), outside]
+    env = gym.make("FortyThieves-v0", winnable_only=True, deals=chosen)
+    assert sorted(env.unwrapped.deals.tolist()) == sorted(chosen[:2])
+    assert {env.reset(seed=s)[1]["deal"] for s in range(20)} <= set(chosen[:2])
+    with pytest.raises(ValueError, match="leaves no deal"):
+        gym.make("FortyThieves-v0", winnable_only=True, deals="test")
+
+
+def test_vector_envs_deal_only_winnable():
+    variant = next(v for v in SHIPPED if v != "classic")
+    win = set(winnable_deals(variant).tolist())
+    env_id = {"relaxed": "FortyThieves-Relaxed-v0", "rank_and_file": "FortyThieves-RankAndFile-v0"}.get(variant)
+    if env_id is not None:
+        envs = gym.make_vec(env_id, num_envs=4, winnable_only=True)
+        _, infos = envs.reset(seed=0)
+        assert set(infos["deal"].tolist()) <= win
+        envs.close()
+    games = BatchGames(8, variant, winnable_only=True)
+    games.reset(seed=1)
+    assert set(games.games[:, G_DEAL].tolist()) <= win
+    assert set(games.games[:, G_NEXT_DEAL].tolist()) <= win  # the next autoreset deals too
+
+    from forty_thieves_env.sb3 import FortyThievesVecEnv
+
+    venv = FortyThievesVecEnv(3, "classic", winnable_only=True)
+    assert set(venv.batch.deals.tolist()) == set(winnable_deals("classic").tolist())
+    venv.seed(3)
+    venv.reset()
+    assert set(venv.batch.games[:, G_DEAL].tolist()) <= set(winnable_deals("classic").tolist())
+    venv.close()
