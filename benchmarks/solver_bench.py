@@ -2,9 +2,15 @@
 
     .venv/bin/python benchmarks/solver_bench.py --first 1 --last 200 --seconds 10
 
-Prints one line per deal and a summary: won / lost / unknown, the fraction decided and the
-time distribution (median and 90th percentile, all deals and decided ones). Every ``won``
-line is replayed through the engine before it counts. ``--json`` writes every result.
+Prints one line per deal and a summary: won / lost / unknown, the fraction decided (with
+Wilson 95 % intervals) and the time distribution (median and 90th percentile, all deals and
+decided ones). Every ``won`` line is replayed through the engine before it counts. ``--json``
+writes every result; ``--summarize A.json B.json ...`` prints the summary of several such
+files together (a range split over processes):
+
+    .venv/bin/python benchmarks/solver_bench.py --first 1 --last 100 --clock cpu --json a.json &
+    .venv/bin/python benchmarks/solver_bench.py --first 101 --last 200 --clock cpu --json b.json
+    .venv/bin/python benchmarks/solver_bench.py --summarize a.json b.json
 """
 
 from __future__ import annotations
@@ -24,6 +30,51 @@ from agents.solver import STRATEGIES, solve
 from forty_thieves_env import deal, get_variant
 
 
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """Wilson score 95 % interval of ``k`` successes in ``n`` (as ``agents.evaluate``)."""
+    if n == 0:
+        return 0.0, 1.0
+    try:
+        from scipy.stats import binomtest
+
+        ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        return float(ci.low), float(ci.high)
+    except ImportError:
+        z = 1.959963984540054
+        p = k / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def summarize(rows: list[dict], title: str) -> None:
+    n = len(rows)
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("won", "lost", "unknown")}
+    decided = counts["won"] + counts["lost"]
+    secs = np.array([r["seconds"] for r in rows])
+    dsecs = np.array([r["seconds"] for r in rows if r["verdict"] != "unknown"])
+
+    def dist(x: np.ndarray) -> str:
+        if len(x) == 0:
+            return "-"
+        return f"median {np.median(x):.2f}s, p90 {np.percentile(x, 90):.2f}s, max {x.max():.2f}s, mean {x.mean():.2f}s"
+
+    def frac(k: int) -> str:
+        lo, hi = wilson(k, n)
+        return f"{k / n:.1%} (Wilson 95 % {lo:.1%}-{hi:.1%})"
+
+    reasons: dict[str, int] = {}
+    for r in rows:
+        if r["verdict"] == "unknown":
+            reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
+    print(f"\n{title}")
+    print(f"won {counts['won']}  lost {counts['lost']}  unknown {counts['unknown']}  of {n}  (unknown by {reasons})")
+    print(f"decided {decided}/{n} = {frac(decided)}")
+    print(f"won {counts['won']}/{n} = {frac(counts['won'])}")
+    print(f"time, all deals:     {dist(secs)}")
+    print(f"time, decided deals: {dist(dsecs)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--variant", default="classic", help="preset name (default classic)")
@@ -36,11 +87,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--clock", default="wall", choices=["wall", "cpu"], help="budget clock: wall or process CPU time")
     p.add_argument("--json", type=Path, help="write every result to this JSON file")
     p.add_argument("--quiet", action="store_true", help="summary only")
+    p.add_argument("--summarize", type=Path, nargs="+", help="only print the summary of these --json files")
     args = p.parse_args(argv)
+    if args.summarize:
+        rows, titles = [], []
+        for path in args.summarize:
+            data = json.loads(path.read_text())
+            rows += data["results"]
+            a = data["args"]
+            titles.append(
+                f"{a['variant']} {a['first']}..{a['last']} {a['strategy']} {a['seconds']}s ({a['clock']} clock) "
+                f"{a['memory_mb']} MB"
+            )
+        rows.sort(key=lambda r: r["deal"])
+        summarize(rows, f"{len(rows)} deals: " + "; ".join(titles))
+        return 0
 
     variant = get_variant(args.variant)
     solve(deal(variant, 1), max_nodes=100, strategy=args.strategy)  # compile outside the timings
     rows = []
+    load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     t_start = time.perf_counter()
     for number in range(args.first, args.last + 1):
         state = deal(variant, number)
@@ -77,29 +143,16 @@ def main(argv: list[str] | None = None) -> int:
             )
     wall = time.perf_counter() - t_start
 
-    n = len(rows)
-    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("won", "lost", "unknown")}
-    decided = counts["won"] + counts["lost"]
-    secs = np.array([r["seconds"] for r in rows])
-    dsecs = np.array([r["seconds"] for r in rows if r["verdict"] != "unknown"])
-
-    def dist(x: np.ndarray) -> str:
-        if len(x) == 0:
-            return "-"
-        return f"median {np.median(x):.2f}s, p90 {np.percentile(x, 90):.2f}s, max {x.max():.2f}s"
-
-    print(
-        f"\n{variant.name} deals {args.first}..{args.last} ({n}), {args.strategy}, budget {args.seconds:g}s "
-        f"({args.clock} clock) / {args.nodes} nodes / {args.memory_mb:g} MB"
+    summarize(
+        rows,
+        f"{variant.name} deals {args.first}..{args.last} ({len(rows)}), {args.strategy}, budget {args.seconds:g}s "
+        f"({args.clock} clock) / {args.nodes} nodes / {args.memory_mb:g} MB",
     )
-    print(f"won {counts['won']}  lost {counts['lost']}  unknown {counts['unknown']}  of {n}")
-    print(f"decided {decided}/{n} = {decided / n:.1%}  (won {counts['won'] / n:.1%}, lost {counts['lost'] / n:.1%})")
-    print(f"time, all deals:     {dist(secs)}")
-    print(f"time, decided deals: {dist(dsecs)}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"wall {wall:.0f}s, load average at the end {load:.1f} on {os.cpu_count()} CPUs")
+    print(f"wall {wall:.0f}s, load average {load0:.1f} at the start and {load:.1f} at the end on {os.cpu_count()} CPUs")
     if args.json:
         meta = {k: str(v) for k, v in vars(args).items()}
+        meta.update(wall_seconds=f"{wall:.0f}", load_start=f"{load0:.1f}", load_end=f"{load:.1f}")
         args.json.write_text(json.dumps({"args": meta, "results": rows}, indent=1))
     return 0
 
