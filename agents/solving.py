@@ -191,9 +191,25 @@ def _open_folder(out: Path, variant: str, budget: Budget, restart: bool, command
             (out / name).unlink(missing_ok=True)
     elif verdicts_path.exists():
         raise ValueError(f"{verdicts_path} exists without {META_FILE}; use --restart to discard it")
-    meta = {**want, "created": _now(), "command": command}
+    meta = {**want, "created": _now(), "command": command, "source": source_version()}
     meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return {}
+
+
+def source_version() -> str:
+    """The git commit of this checkout (``+dirty`` when the solver's files have local changes), or ``""``."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return ""
+        files = ["agents/solver.py", "agents/_solver_kernels.py"]
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *files], cwd=root, timeout=10).returncode
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head.stdout.strip() + ("+dirty" if dirty else "")
 
 
 def _now() -> str:
@@ -388,6 +404,7 @@ def export_winnable(
             },
             "counts": {v: s[v]["count"] for v in VERDICTS},
             "solve_command": meta.get("command", ""),
+            "solver_source": meta.get("source", ""),
             "export_command": command if command is not None else shlex.join(["forty-thieves", *sys.argv[1:]]),
             "solver_seconds_total": round(s["solver_seconds_total"], 1),
             "date": _now(),

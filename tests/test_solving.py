@@ -51,6 +51,7 @@ def test_cli_end_to_end(tmp_path, capsys):
         assert 0 <= low <= s[v]["share"] <= high <= 1
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     assert meta["variant"] == "relaxed" and meta["budget"]["nodes"] == 200000
+    assert "source" in meta  # the git commit the verdicts were made at
 
 
 def test_resume_solves_only_new_deals(tmp_path):
@@ -126,6 +127,7 @@ def test_export_winnable(tmp_path):
     won = sorted(d for d, r in rows.items() if r["verdict"] == "won")
     assert sorted(int(d) for d in doc["certificates"]) == won
     assert meta["variant"] == "relaxed" and meta["budget"]["nodes"] == 200000
+    assert "solver_source" in meta
     assert meta["deals_searched"] == {"spec": "32000-32002", "count": 3, "first": 32000, "last": 32002}
     assert sum(meta["counts"].values()) == 3 and meta["counts"]["won"] == len(won)
     for d, line in doc["certificates"].items():
