@@ -17,7 +17,8 @@ every core by default) and writes into ``--out``:
   95 % interval, plus seconds and nodes.
 
 **Resume**: running the same command again skips the deals already in ``verdicts.jsonl``
-(a run stopped by Ctrl-C or a crash loses only the deals being solved at that moment). A
+(a run stopped by Ctrl-C, ``kill`` or a crash loses only the deals being solved at that
+moment). A
 wider selection (``--n 4`` after ``--n 2``) solves only the new deals.
 
 **Winnable sets**: ``--export-winnable`` then writes the won deals of the selection with
@@ -36,7 +37,9 @@ import json
 import multiprocessing as mp
 import os
 import shlex
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -212,6 +215,10 @@ def source_version() -> str:
     return head.stdout.strip() + ("+dirty" if dirty else "")
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -314,9 +321,17 @@ def solve_deals(
                 record(solve_deal(preset, d, budget))
         elif todo:
             ctx = mp.get_context("spawn")
-            with ctx.Pool(workers, initializer=_worker_init, initargs=(variant_name, budget)) as pool:
-                for row in pool.imap_unordered(_worker_solve, todo, chunksize=1):
-                    record(row)
+            # `kill` (SIGTERM) stops a run like Ctrl-C: leaving the `with` terminates the workers.
+            old = None
+            if threading.current_thread() is threading.main_thread():
+                old = signal.signal(signal.SIGTERM, _raise_interrupt)
+            try:
+                with ctx.Pool(workers, initializer=_worker_init, initargs=(variant_name, budget)) as pool:
+                    for row in pool.imap_unordered(_worker_solve, todo, chunksize=1):
+                        record(row)
+            finally:
+                if old is not None:
+                    signal.signal(signal.SIGTERM, old)
     if bar is not None:
         bar.close()
 
