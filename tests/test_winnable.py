@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -58,6 +61,16 @@ def test_sample_of_certificates_replays(variant):
 def test_every_certificate_replays(variant):
     for number in winnable_deals(variant):
         assert _replays(variant, int(number)), number
+
+
+def test_loader_imports_without_gymnasium_or_torch():
+    code = (
+        "import sys; sys.modules['gymnasium'] = None\n"
+        "from forty_thieves_env.winnable import certificate, winnable_deals\n"
+        "d = int(winnable_deals('classic')[0]); assert certificate('classic', d)\n"
+        "assert 'torch' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_errors():
