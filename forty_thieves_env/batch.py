@@ -38,15 +38,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from numba import njit, prange
+from numba import carray, njit, prange, types
 from numba import uint64 as u64
+from numba.extending import intrinsic
 
 from .cards import N_CARDS, N_FOUNDATIONS
 from .deals import TRAIN_RANGE, check_deal_number, deal_split, shuffle_into
 from .encoding import COUNT_REDEALS, COUNT_STOCK, FACE_DOWN, N_COUNTS, NO_CARD, check_mode, observation_fields
+from .moves import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLUMN, KIND_WASTE_FOUNDATION, decode
 from .rewards import R_ILLEGAL, Reward, make_reward, reward_from_spec
-from .rules import apply_action, cards_home, deal_layout, legal_mask
+from .rules import apply_action, cards_home, deal_layout, empty_columns, legal_mask, refresh_legal_mask
 from .state import (
+    CFG_AUTO,
     CFG_COLUMNS,
     CFG_DEPTH,
     CFG_N_ACTIONS,
@@ -55,8 +58,10 @@ from .state import (
     CFG_OFF_STOCK,
     CFG_OFF_TAB,
     CFG_OFF_WASTE,
+    CFG_RUN,
     CFG_SIZE,
     CFG_STOCK,
+    RUN_SUPERMOVE,
     S_FOUND,
     S_REDEALS,
     S_STOCK_LEN,
@@ -108,70 +113,79 @@ DEAL_RANGE = TRAIN_RANGE
 PARALLEL_MIN_GAMES = 512
 #: Games per work item of a parallel step (see :meth:`BatchGames._run`).
 PARALLEL_CHUNK = 32
+#: Bit set of every column (variants have at most 16), for :func:`refresh_obs`.
+ALL_COLUMNS = u64(2**64 - 1)
 
 
 # ------------------------------------------------------------------------------ kernels
 
 
-@njit(cache=True)
-def encode_obs(s, cfg, obs, oracle):
-    """Encode state ``s`` into the flat observation row ``obs`` (``(F,) int8``).
+@njit(cache=True, inline="always")
+def _obs_column(s, obs, src, dst, n, down, d):
+    """One column of ``tableau`` (``down`` hidden, ``n`` cards from ``s[src]``) at ``obs[dst]``;
+    with ``down = 0``, one column of the oracle's ``revealed``. A fixed-length select loop, no
+    data-dependent branches."""
+    for t in range(d):
+        v = s[src + t]
+        obs[dst + t] = NO_CARD if t >= n else (FACE_DOWN if t < down else v)
 
-    Writes exactly what :func:`~.encoding.encode_into` (and, with ``oracle``,
-    :func:`~.encoding.encode_oracle_into`) write into the fields, laid end to end as in
-    the ``flat`` observation; the tests hold the two to the same output. This version
-    walks one flat row with unsigned indices and no array views, about four times faster.
+
+@njit(cache=True)
+def refresh_obs(s, cfg, obs, oracle, cols, waste, stock):
+    """Rewrite the parts of the flat observation row ``obs`` that can differ from the one of
+    the previous state: the columns in the bit set ``cols``, the waste field when ``waste``,
+    the oracle's stock field when ``stock``, and always the foundations and counts (ten
+    bytes). With every bit set and both flags it writes the whole row (:func:`encode_obs`).
+
+    The row holds the fields of :func:`~.encoding.encode_into` (and, with ``oracle``,
+    :func:`~.encoding.encode_oracle_into`) laid end to end as in the ``flat`` observation;
+    the tests hold the two to the same output.
     """
-    c = u64(cfg[CFG_COLUMNS])
-    d = u64(cfg[CFG_DEPTH])
-    cap = u64(cfg[CFG_STOCK])
-    off_len = u64(cfg[CFG_OFF_LEN])
-    off_down = u64(cfg[CFG_OFF_DOWN])
-    off_tab = u64(cfg[CFG_OFF_TAB])
-    o = u64(0)
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    cap = cfg[CFG_STOCK]
+    off_len = cfg[CFG_OFF_LEN]
+    off_down = cfg[CFG_OFF_DOWN]
+    off_tab = cfg[CFG_OFF_TAB]
+    one = u64(1)
     for i in range(c):
-        n = u64(s[off_len + i])
-        down = u64(s[off_down + i])
-        base = off_tab + i * d
-        for t in range(down):
-            obs[o + t] = FACE_DOWN
-        for t in range(down, n):
-            obs[o + t] = s[base + t]
-        for t in range(n, d):
+        if (cols >> u64(i)) & one:
+            _obs_column(s, obs, off_tab + i * d, i * d, s[off_len + i], s[off_down + i], d)
+    o = c * d
+    if waste:
+        wl = s[S_WASTE_LEN]
+        pad = cap - wl
+        off_w = cfg[CFG_OFF_WASTE]
+        for t in range(pad):
             obs[o + t] = NO_CARD
-        o += d
-    wl = u64(s[S_WASTE_LEN])
-    pad = cap - wl
-    off_w = u64(cfg[CFG_OFF_WASTE])
-    for t in range(pad):
-        obs[o + t] = NO_CARD
-    o += pad
-    for t in range(wl):
-        obs[o + t] = s[off_w + t]
-    o += wl
-    for p in range(u64(N_FOUNDATIONS)):
-        obs[o + p] = s[u64(S_FOUND) + p]
-    o += u64(N_FOUNDATIONS)
-    obs[o + u64(COUNT_STOCK)] = s[S_STOCK_LEN]
-    obs[o + u64(COUNT_REDEALS)] = s[S_REDEALS]
+        for t in range(wl):
+            obs[o + pad + t] = s[off_w + t]
+    o += cap
+    for p in range(N_FOUNDATIONS):
+        obs[o + p] = s[S_FOUND + p]
+    o += N_FOUNDATIONS
+    obs[o + COUNT_STOCK] = s[S_STOCK_LEN]
+    obs[o + COUNT_REDEALS] = s[S_REDEALS]
     if not oracle:
         return
-    o += u64(N_COUNTS)
-    sl = u64(s[S_STOCK_LEN])
-    off_st = u64(cfg[CFG_OFF_STOCK])
-    for t in range(sl):
-        obs[o + t] = s[off_st + sl - u64(1) - t]
-    for t in range(sl, cap):
-        obs[o + t] = NO_CARD
+    o += N_COUNTS
+    if stock:
+        sl = s[S_STOCK_LEN]
+        off_st = cfg[CFG_OFF_STOCK]
+        for t in range(sl):
+            obs[o + t] = s[off_st + sl - 1 - t]
+        for t in range(sl, cap):
+            obs[o + t] = NO_CARD
     o += cap
     for i in range(c):
-        n = u64(s[off_len + i])
-        base = off_tab + i * d
-        for t in range(n):
-            obs[o + t] = s[base + t]
-        for t in range(n, d):
-            obs[o + t] = NO_CARD
-        o += d
+        if (cols >> u64(i)) & one:
+            _obs_column(s, obs, off_tab + i * d, o + i * d, s[off_len + i], 0, d)
+
+
+@njit(cache=True)
+def encode_obs(s, cfg, obs, oracle):
+    """Encode state ``s`` into the flat observation row ``obs`` (``(F,) int8``), all of it."""
+    refresh_obs(s, cfg, obs, oracle, ALL_COLUMNS, True, True)
 
 
 @njit(cache=True)
@@ -181,20 +195,39 @@ def step_one(s, cfg, mask, obs, spec, action, params, g):
     A legal action (``mask[action]``) is applied; then the mask, the observation row and
     the counters ``g`` (a ``games`` row) are brought up to date. A refused action leaves
     the state, mask and observation as they were and earns ``spec[R_ILLEGAL]``.
+
+    ``mask`` and ``obs`` must be those of ``s`` before the step: only what the move can
+    change is recomputed (:func:`~.rules.refresh_legal_mask`, :func:`refresh_obs`): the
+    source and destination columns, the waste, the stock, the foundations. Auto-play, and
+    a supermove that changes the number of empty columns, recompute everything.
     """
     g[G_ELAPSED] += 1
     if 0 <= action < mask.shape[0] and mask[action]:
+        kind, i, j, _ = decode(cfg, action)
+        supermove = cfg[CFG_RUN] == RUN_SUPERMOVE
+        empty_before = empty_columns(s, cfg) if supermove else 0
         moved = apply_action(s, cfg, action)
         g[G_MOVES] += 1
-        n_legal = legal_mask(s, cfg, mask)
+        if cfg[CFG_AUTO] or (supermove and empty_columns(s, cfg) != empty_before):
+            any_legal = legal_mask(s, cfg, mask) > 0
+            encode_obs(s, cfg, obs, params[P_ORACLE])
+        else:
+            cols = u64(0)
+            if i >= 0:
+                cols |= u64(1) << u64(i)
+            if j >= 0:
+                cols |= u64(1) << u64(j)
+            waste = kind in (KIND_STOCK, KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN)
+            found = kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION)
+            any_legal = refresh_legal_mask(s, cfg, mask, cols, waste, found)
+            refresh_obs(s, cfg, obs, params[P_ORACLE], cols, waste, kind == KIND_STOCK)
         home = cards_home(s)
         g[G_CARDS] = home
         won = home == N_CARDS
-        encode_obs(s, cfg, obs, params[P_ORACLE])
         status = 0
         if won:
             status = ST_WON | ST_TERMINATED
-        elif n_legal == 0:
+        elif not any_legal:
             status = ST_TERMINATED
         return reward_from_spec(spec, moved, won), status, g[G_MOVES], home
     status = ST_ILLEGAL
@@ -219,149 +252,101 @@ def reset_one(s, cfg, mask, obs, params, g, number, deck):
     g[G_PENDING] = 0
 
 
+@intrinsic
+def _pointer(typingctx, address, dtype):
+    """The integer ``address`` as a pointer to ``dtype`` items (for :func:`unowned`)."""
+    item = dtype.dtype
+    sig = types.CPointer(item)(address, dtype)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(item)))
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def unowned(a):
+    """A view of the C-contiguous array ``a`` that carries no reference count.
+
+    A row view of an array passed in from Python shares that array's reference count, which
+    numba raises and lowers atomically around every use; with two threads stepping games of
+    the same arrays that count's cache line bounces between the cores on every game. Views of
+    this one (valid while ``a`` is, i.e. during the kernel call) have none.
+    """
+    return carray(_pointer(a.ctypes.data, a.dtype), a.shape)
+
+
 @njit(cache=True)
-def step_game(
-    i,
-    states,
-    cfg,
-    masks,
-    obs,
-    games,
-    ep_return,
-    spec,
-    params,
-    actions,
-    rewards,
-    flags,
-    final_obs,
-    final_masks,
-    final_games,
-    final_return,
-    decks,
-):
-    """Game ``i`` of a batch step: :func:`step_one`, the time limit, then autoreset."""
-    g = games[i]
-    flags[F_DRAWN, i] = False
-    if g[G_PENDING]:  # NEXT_STEP: the episode ended last step; this step resets it
-        reset_one(states[i], cfg, masks[i], obs[i], params, g, g[G_NEXT_DEAL], decks[i])
-        ep_return[i] = 0.0
-        rewards[i] = 0.0
-        flags[F_TERMINATED, i] = False
-        flags[F_TRUNCATED, i] = False
-        flags[F_WON, i] = False
-        flags[F_ILLEGAL, i] = False
-        flags[F_DRAWN, i] = True
-        flags[F_RESET, i] = True
-        return
-    r, status, _, _ = step_one(states[i], cfg, masks[i], obs[i], spec, actions[i], params, g)
-    rewards[i] = r
-    ep_return[i] += r
-    terminated = (status & ST_TERMINATED) != 0
-    truncated = params[P_MAX_STEPS] > 0 and g[G_ELAPSED] >= params[P_MAX_STEPS]
-    flags[F_TERMINATED, i] = terminated
-    flags[F_TRUNCATED, i] = truncated
-    flags[F_WON, i] = (status & ST_WON) != 0
-    flags[F_ILLEGAL, i] = (status & ST_ILLEGAL) != 0
-    flags[F_RESET, i] = False
-    if terminated or truncated:
-        if params[P_AUTORESET] == AUTORESET_NEXT_STEP:
-            g[G_PENDING] = 1
-        else:
-            final_obs[i, :] = obs[i]
-            final_masks[i, :] = masks[i]
-            final_games[i, :] = g
-            final_return[i] = ep_return[i]
+def step_games(lo, hi, cfg, spec, params, actions, bufs):
+    """Step games ``lo..hi-1`` of a batch: :func:`step_one`, the time limit, then autoreset.
+
+    ``bufs`` is the tuple of batch arrays :meth:`BatchGames.step` passes (see its order there).
+    """
+    states, masks, obs, games, ep_return, rewards, flags = bufs[:7]
+    final_obs, final_masks, final_games, final_return, decks = bufs[7:]
+    states = unowned(states)
+    masks = unowned(masks)
+    obs = unowned(obs)
+    games = unowned(games)
+    decks = unowned(decks)
+    final_obs = unowned(final_obs)
+    final_masks = unowned(final_masks)
+    final_games = unowned(final_games)
+    auto_next = params[P_AUTORESET] == AUTORESET_NEXT_STEP
+    max_steps = params[P_MAX_STEPS]
+    for i in range(lo, hi):
+        g = games[i]
+        flags[F_DRAWN, i] = False
+        if g[G_PENDING]:  # NEXT_STEP: the episode ended last step; this step resets it
             reset_one(states[i], cfg, masks[i], obs[i], params, g, g[G_NEXT_DEAL], decks[i])
             ep_return[i] = 0.0
+            rewards[i] = 0.0
+            flags[F_TERMINATED, i] = False
+            flags[F_TRUNCATED, i] = False
+            flags[F_WON, i] = False
+            flags[F_ILLEGAL, i] = False
             flags[F_DRAWN, i] = True
+            flags[F_RESET, i] = True
+            continue
+        r, status, _, _ = step_one(states[i], cfg, masks[i], obs[i], spec, actions[i], params, g)
+        rewards[i] = r
+        ep_return[i] += r
+        terminated = (status & ST_TERMINATED) != 0
+        truncated = max_steps > 0 and g[G_ELAPSED] >= max_steps
+        flags[F_TERMINATED, i] = terminated
+        flags[F_TRUNCATED, i] = truncated
+        flags[F_WON, i] = (status & ST_WON) != 0
+        flags[F_ILLEGAL, i] = (status & ST_ILLEGAL) != 0
+        flags[F_RESET, i] = False
+        if terminated or truncated:
+            if auto_next:
+                g[G_PENDING] = 1
+            else:
+                final_obs[i, :] = obs[i]
+                final_masks[i, :] = masks[i]
+                final_games[i, :] = g
+                final_return[i] = ep_return[i]
+                reset_one(states[i], cfg, masks[i], obs[i], params, g, g[G_NEXT_DEAL], decks[i])
+                ep_return[i] = 0.0
+                flags[F_DRAWN, i] = True
+
+
+# Two thin entry points over :func:`step_games`, not one function compiled twice: numba's
+# on-disk cache keys entries by function, so two compilations of one would overwrite each other.
 
 
 @njit(parallel=True, cache=True)
-def step_batch_parallel(
-    states,
-    cfg,
-    masks,
-    obs,
-    games,
-    ep_return,
-    spec,
-    params,
-    actions,
-    rewards,
-    flags,
-    final_obs,
-    final_masks,
-    final_games,
-    final_return,
-    decks,
-):
-    """Step every game of a batch (:func:`step_game`), in parallel over numba's threads."""
-    for i in prange(states.shape[0]):
-        step_game(
-            i,
-            states,
-            cfg,
-            masks,
-            obs,
-            games,
-            ep_return,
-            spec,
-            params,
-            actions,
-            rewards,
-            flags,
-            final_obs,
-            final_masks,
-            final_games,
-            final_return,
-            decks,
-        )
+def step_batch_parallel(cfg, spec, params, actions, bufs, chunk):
+    """Step every game, ``chunk`` games per work item, over numba's threads."""
+    n = actions.shape[0]
+    for c in prange((n + chunk - 1) // chunk):
+        step_games(c * chunk, min(n, (c + 1) * chunk), cfg, spec, params, actions, bufs)
 
 
 @njit(cache=True)
-def step_batch_serial(
-    states,
-    cfg,
-    masks,
-    obs,
-    games,
-    ep_return,
-    spec,
-    params,
-    actions,
-    rewards,
-    flags,
-    final_obs,
-    final_masks,
-    final_games,
-    final_return,
-    decks,
-):
-    """:func:`step_batch_parallel` in the calling thread (small batches, ``num_threads=1``).
-
-    A separate function, not the same one compiled twice: numba's on-disk cache keys
-    entries by function, so two compilations of one function would overwrite each other.
-    """
-    for i in range(states.shape[0]):
-        step_game(
-            i,
-            states,
-            cfg,
-            masks,
-            obs,
-            games,
-            ep_return,
-            spec,
-            params,
-            actions,
-            rewards,
-            flags,
-            final_obs,
-            final_masks,
-            final_games,
-            final_return,
-            decks,
-        )
+def step_batch_serial(cfg, spec, params, actions, bufs, chunk):
+    """Step every game in the calling thread (small batches, ``num_threads=1``)."""
+    step_games(0, actions.shape[0], cfg, spec, params, actions, bufs)
 
 
 @njit(cache=True)
@@ -685,17 +670,12 @@ class BatchGames:
         if self.illegal_action == "raise":
             self._raise_if_illegal(a)
         kernel = step_batch_parallel if self._parallel else step_batch_serial
-        self._run(
-            kernel,
+        bufs = (
             self.states,
-            self.cfg,
             self.masks,
             self.obs,
             self.games,
             self.ep_return,
-            self.spec,
-            self.params,
-            a,
             self.rewards,
             self.flags,
             self.final_obs,
@@ -703,17 +683,19 @@ class BatchGames:
             self.final_games,
             self.final_return,
             self.decks,
-        )
+        )  # in the order step_games unpacks them
+        self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
         drawn = self.flags[F_DRAWN]
         if drawn.any():
             self._refill(np.flatnonzero(drawn))
 
     def _run(self, kernel, *args) -> None:
-        """Call a kernel; a parallel one in chunks that idle threads take in turn.
+        """Call a kernel; a parallel one hands its chunks of :data:`PARALLEL_CHUNK` games to
+        the threads one at a time.
 
         numba's threads split a loop into one block each by default, so a thread that the
-        OS preempts (a busy machine) holds up the whole step; chunks of
-        :data:`PARALLEL_CHUNK` games let the others take over its share.
+        OS preempts (a busy machine) holds up the whole step; taking chunks in turn lets the
+        others take over its share.
         """
         if not self._parallel:
             kernel(*args)
@@ -724,7 +706,7 @@ class BatchGames:
         if self.num_threads is not None:
             numba.set_num_threads(min(self.num_threads, numba.config.NUMBA_NUM_THREADS))
         try:
-            with numba.parallel_chunksize(PARALLEL_CHUNK):
+            with numba.parallel_chunksize(1):
                 kernel(*args)
         finally:
             if self.num_threads is not None:

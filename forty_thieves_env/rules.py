@@ -33,7 +33,6 @@ from .moves import (
     KIND_STOCK,
     KIND_WASTE_COLUMN,
     KIND_WASTE_FOUNDATION,
-    column_to_column,
     decode,
 )
 from .state import (
@@ -161,25 +160,140 @@ def stock_playable(s, cfg):
 
 
 @njit(cache=True)
+def _tops(s, cfg):
+    """``(present, empties)``: bit ``u`` of ``present`` is set when some column's exposed card
+    is card code ``u``; bit ``j`` of ``empties`` when column ``j`` is empty."""
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    present = np.uint64(0)
+    empties = np.uint64(0)
+    for j in range(c):
+        lj = s[off_len + j]
+        if lj == 0:
+            empties |= np.uint64(1) << np.uint64(j)
+        else:
+            present |= np.uint64(1) << np.uint64(s[off_tab + j * d + lj - 1])
+    return present, empties
+
+
+@njit(cache=True, inline="always")
+def _popcount(bits):
+    n = 0
+    while bits:
+        bits &= bits - np.uint64(1)
+        n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _targets(cfg, card):
+    """Bits (as in ``present`` of :func:`_tops`) of the card codes that ``card`` may be built on."""
+    r1 = card % N_RANKS + 1  # the caller never asks for a king
+    if cfg[CFG_ALTERNATE]:
+        lo = 0 if card // N_RANKS >= 2 else 2 * N_RANKS  # the two suits of the other colour
+        return (np.uint64(1) << np.uint64(lo + r1)) | (np.uint64(1) << np.uint64(lo + N_RANKS + r1))
+    return np.uint64(1) << np.uint64(card + 1)
+
+
+@njit(cache=True)
+def _moves_from(s, cfg, out, i, present, empties, lim_card, lim_empty):
+    """Set the column-to-column moves out of the non-empty column ``i``; return how many.
+
+    For each run length ``k`` the card that would lead the moved run finds its destination
+    columns by a bit test on the exposed cards (``present``) instead of a loop over every
+    column; only a hit (rare) looks for the columns themselves.
+    """
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    kmax = cfg[CFG_MAX_RUN]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    li = s[off_len + i]
+    base_i = off_tab + i * d
+    r = run_length(s, cfg, i)
+    row = 2 + 2 * c + i * (c - 1) * kmax
+    n = 0
+    for k in range(1, min(r, lim_card) + 1):
+        base = s[base_i + li - k]
+        if base % N_RANKS == N_RANKS - 1:
+            break  # a king goes on no card, and nothing longer can start above it
+        if present & _targets(cfg, base) == 0:
+            continue
+        for j in range(c):
+            lj = s[off_len + j]
+            if j != i and lj > 0 and fits(cfg, base, s[off_tab + j * d + lj - 1]):
+                jj = j - 1 if j > i else j
+                out[row + jj * kmax + k - 1] = True
+                n += 1
+    if empties != 0:
+        lim = min(r, lim_empty)
+        for j in range(c):
+            if (empties >> np.uint64(j)) & np.uint64(1):
+                jj = j - 1 if j > i else j
+                a0 = row + jj * kmax
+                for k in range(lim):
+                    out[a0 + k] = True
+                n += lim
+    return n
+
+
+@njit(cache=True)
+def _moves_onto(s, cfg, out, x, skip, present, lim_card, lim_empty):
+    """Set the column-to-column moves onto column ``x`` from every non-empty column not in the
+    bit set ``skip``. Onto a card of rank ``q`` only one run length can fit: the run whose
+    leading card has rank ``q - 1``."""
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    kmax = cfg[CFG_MAX_RUN]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    lx = s[off_len + x]
+    u = s[off_tab + x * d + lx - 1] if lx > 0 else -1
+    if kmax == 1 and lx > 0:
+        # Only exposed cards move: is a card that goes on ``u`` exposed anywhere?
+        ru = u % N_RANKS
+        if ru == 0:
+            return  # an ace takes nothing
+        if cfg[CFG_ALTERNATE]:
+            lo = 0 if u // N_RANKS >= 2 else 2 * N_RANKS
+            wanted = (np.uint64(1) << np.uint64(lo + ru - 1)) | (np.uint64(1) << np.uint64(lo + N_RANKS + ru - 1))
+        else:
+            wanted = np.uint64(1) << np.uint64(u - 1)
+        if present & wanted == 0:
+            return
+    for i in range(c):
+        li = s[off_len + i]
+        if i == x or li == 0 or (skip >> np.uint64(i)) & np.uint64(1):
+            continue
+        jj = x - 1 if x > i else x
+        a0 = 2 + 2 * c + (i * (c - 1) + jj) * kmax
+        base_i = off_tab + i * d
+        if lx == 0:
+            lim = min(run_length(s, cfg, i), lim_empty)
+            for k in range(lim):
+                out[a0 + k] = True
+            continue
+        k = u % N_RANKS - s[base_i + li - 1] % N_RANKS
+        if k < 1 or k > lim_card:
+            continue
+        if k > 1 and k > run_length(s, cfg, i):
+            continue
+        if fits(cfg, s[base_i + li - k], u):
+            out[a0 + k - 1] = True
+
+
+@njit(cache=True)
 def legal_mask(s, cfg, out):
     """Fill ``out`` (``(n_actions,) bool``) with the legal actions; return how many."""
     out[:] = False
     c = cfg[CFG_COLUMNS]
     d = cfg[CFG_DEPTH]
-    alternate = cfg[CFG_ALTERNATE] != 0
     off_len = cfg[CFG_OFF_LEN]
     off_tab = cfg[CFG_OFF_TAB]
-    # The exposed card of every column (-1 when empty), read once: the pair loop below
-    # compares each source with every destination.
-    tops = np.empty(c, dtype=np.int64)
-    n_empty = 0
-    for j in range(c):
-        lj = s[off_len + j]
-        if lj == 0:
-            tops[j] = -1
-            n_empty += 1
-        else:
-            tops[j] = s[off_tab + j * d + lj - 1]
+    present, empties = _tops(s, cfg)
+    n_empty = _popcount(empties)
     lim_card = run_limit(cfg, n_empty, False)
     lim_empty = run_limit(cfg, n_empty, True) if n_empty > 0 else 0
     count = 0
@@ -193,42 +307,81 @@ def legal_mask(s, cfg, out):
             out[1] = True
             count += 1
         for j in range(c):
-            if tops[j] < 0 or fits(cfg, w, tops[j]):
+            lj = s[off_len + j]
+            if lj == 0 or fits(cfg, w, s[off_tab + j * d + lj - 1]):
                 out[2 + j] = True
                 count += 1
     for i in range(c):
-        top = tops[i]
-        if top < 0:
+        li = s[off_len + i]
+        if li == 0:
             continue
-        if foundation_pile(s, top) >= 0:
+        if foundation_pile(s, s[off_tab + i * d + li - 1]) >= 0:
             out[2 + c + i] = True
             count += 1
-        r = run_length(s, cfg, i)
-        li = s[off_len + i]
-        for k in range(1, min(r, lim_card) + 1):
-            base = s[off_tab + i * d + li - k]
-            brank = base % N_RANKS
-            if brank == N_RANKS - 1:
-                break  # a king goes on no card, and nothing longer can start above it
-            for j in range(c):
-                u = tops[j]
-                if j == i or u < 0:
-                    continue
-                if alternate:
-                    ok = u % N_RANKS == brank + 1 and (u // N_RANKS >= 2) != (base // N_RANKS >= 2)
-                else:
-                    ok = u == base + 1
-                if ok:
-                    out[column_to_column(cfg, i, j, k)] = True
-                    count += 1
-        if n_empty > 0:
-            lim = min(r, lim_empty)
-            for j in range(c):
-                if tops[j] < 0:
-                    for k in range(1, lim + 1):
-                        out[column_to_column(cfg, i, j, k)] = True
-                    count += lim
+        count += _moves_from(s, cfg, out, i, present, empties, lim_card, lim_empty)
     return count
+
+
+@njit(cache=True)
+def refresh_legal_mask(s, cfg, out, cols, waste, found):
+    """Bring ``out``, the legal mask before a move, up to date after it; return whether any
+    action is legal.
+
+    Only the entries that can have changed are recomputed: those of the columns in the bit
+    set ``cols`` (moves out of them, onto them, to a foundation, from the waste), the waste
+    moves when ``waste`` (its top changed), the moves to a foundation when ``found`` (the
+    foundations changed), and the stock. Every other entry depends on none of what the move
+    changed. The caller falls back to :func:`legal_mask` when the move changed the number of
+    empty columns under ``run_moves="supermove"`` (every run limit changes) or auto-play ran.
+    """
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    kmax = cfg[CFG_MAX_RUN]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    present, empties = _tops(s, cfg)
+    n_empty = _popcount(empties)
+    lim_card = run_limit(cfg, n_empty, False)
+    lim_empty = run_limit(cfg, n_empty, True) if n_empty > 0 else 0
+    out[0] = stock_playable(s, cfg)
+    wl = s[S_WASTE_LEN]
+    w = s[cfg[CFG_OFF_WASTE] + wl - 1] if wl > 0 else -1
+    out[1] = w >= 0 and foundation_pile(s, w) >= 0
+    one = np.uint64(1)
+    for j in range(c):
+        mine = (cols >> np.uint64(j)) & one
+        if not (mine or waste or found):
+            continue
+        lj = s[off_len + j]
+        top = s[off_tab + j * d + lj - 1] if lj > 0 else -1
+        if mine or waste:
+            out[2 + j] = w >= 0 and (lj == 0 or fits(cfg, w, top))
+        if mine or found:
+            out[2 + c + j] = lj > 0 and foundation_pile(s, top) >= 0
+    if cols != 0:
+        width = (c - 1) * kmax
+        for x in range(c):
+            if not (cols >> np.uint64(x)) & one:
+                continue
+            row = 2 + 2 * c + x * width
+            for a in range(row, row + width):
+                out[a] = False
+            for i in range(c):
+                if i != x and not (cols >> np.uint64(i)) & one:
+                    jj = x - 1 if x > i else x
+                    a0 = 2 + 2 * c + i * width + jj * kmax
+                    for a in range(a0, a0 + kmax):
+                        out[a] = False
+        for x in range(c):
+            if not (cols >> np.uint64(x)) & one:
+                continue
+            if s[off_len + x] > 0:
+                _moves_from(s, cfg, out, x, present, empties, lim_card, lim_empty)
+            _moves_onto(s, cfg, out, x, cols, present, lim_card, lim_empty)
+    for a in range(out.shape[0]):
+        if out[a]:
+            return True
+    return False
 
 
 @njit(cache=True)
