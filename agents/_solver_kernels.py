@@ -20,8 +20,10 @@ from forty_thieves_env.moves import (
 )
 from forty_thieves_env.rules import apply_action, fits, is_safe, is_won, legal_mask
 from forty_thieves_env.state import (
+    CFG_ALTERNATE,
     CFG_COLUMNS,
     CFG_DEPTH,
+    CFG_MAX_RUN,
     CFG_N_ACTIONS,
     CFG_OFF_DOWN,
     CFG_OFF_LEN,
@@ -379,6 +381,111 @@ def keep_move(s, cfg, kind, i, j, k, first_empty, prune=True):
 
 
 @njit(cache=True)
+def blocked_suits(s, cfg):
+    """Whether ``s`` is provably lost by *blocked suits* (see the solver docs, rule 6).
+
+    Only for suit building with single-card moves (classic, limited) and no empty column.
+    Computes, as a greatest fixpoint, a set ``P`` of *pinned* cards (column cards, and
+    waste cards once no redeal is left) and a set ``T`` of *trapped* cards (both copies
+    pinned and each covered by a pinned card above it in its pile). Start with everything
+    pinned; unpin an uncovered card that could go home without a trapped card of its suit
+    below its rank going home first, or that could go onto a column card (a copy of the
+    card one rank up not home, not covered by a pinned card, and not a pinned waste card);
+    repeat until nothing changes. Dead when ``T`` is not empty and every column holds a
+    pinned card. Returns False whenever it cannot show that.
+    """
+    if cfg[CFG_ALTERNATE] != 0 or cfg[CFG_MAX_RUN] != 1:
+        return False
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    for i in range(c):
+        if s[off_len + i] == 0:
+            return False
+    wl = s[S_WASTE_LEN] if s[S_REDEALS] == 0 else 0
+    n_slots = c * d + wl
+    # Slots: column i position p is i*d + p; waste position p is c*d + p (bottom first).
+    code = np.full(n_slots, -1, dtype=np.int64)
+    where = np.full((N_CODES, 2), -1, dtype=np.int64)  # the slots of each card's copies
+    for i in range(c):
+        for p in range(s[off_len + i]):
+            x = s[off_tab + i * d + p]
+            code[i * d + p] = x
+            where[x, 0 if where[x, 0] < 0 else 1] = i * d + p
+    off_w = cfg[CFG_OFF_WASTE]
+    for p in range(wl):
+        x = s[off_w + p]
+        code[c * d + p] = x
+        where[x, 0 if where[x, 0] < 0 else 1] = c * d + p
+    pinned = code >= 0
+    covered = np.zeros(n_slots, dtype=np.bool_)
+    trapped = np.zeros(N_CODES, dtype=np.bool_)
+    changed = True
+    while changed:
+        changed = False
+        # covered: a pinned card lies above, in the same pile
+        for i in range(c + 1):
+            if i < c:
+                lo = i * d
+                n = s[off_len + i]
+            else:
+                lo = c * d
+                n = wl
+            above = False
+            for p in range(n - 1, -1, -1):
+                covered[lo + p] = above
+                if pinned[lo + p]:
+                    above = True
+        for x in range(N_CODES):
+            a = where[x, 0]
+            b = where[x, 1]
+            trapped[x] = a >= 0 and b >= 0 and pinned[a] and pinned[b] and covered[a] and covered[b]
+        for q in range(n_slots):
+            if not pinned[q] or covered[q]:
+                continue
+            x = code[q]
+            su = x // N_RANKS
+            r = x % N_RANKS
+            home_blocked = False
+            for r2 in range(r):
+                if trapped[su * N_RANKS + r2]:
+                    home_blocked = True
+                    break
+            column_blocked = True
+            if r < N_RANKS - 1:
+                y = x + 1
+                home = 0
+                for f in range(S_FOUND + 2 * su, S_FOUND + 2 * su + 2):
+                    if s[f] > r + 1:
+                        home += 1
+                blocked = home
+                for e in range(2):
+                    v = where[y, e]
+                    if v >= 0 and (covered[v] or (pinned[v] and v >= c * d)):
+                        blocked += 1
+                column_blocked = blocked >= 2
+            if not (home_blocked and column_blocked):
+                pinned[q] = False
+                changed = True
+    any_trapped = False
+    for x in range(N_CODES):
+        if trapped[x]:
+            any_trapped = True
+    if not any_trapped:
+        return False
+    for i in range(c):
+        has = False
+        for p in range(s[off_len + i]):
+            if pinned[i * d + p]:
+                has = True
+                break
+        if not has:
+            return False
+    return True
+
+
+@njit(cache=True)
 def stock_only(s, mask, prune):
     """The stock-turn reduction: with the waste empty, turning the stock commutes with
     every other legal move and nothing else can touch the waste, so the turn alone is a
@@ -511,6 +618,8 @@ def dfs_run(
         if count >= tt_limit:
             ctl[C_STATUS] = TABLE_FULL
             break
+        if prune and blocked_suits(child, cfg):
+            continue  # provably lost: nothing below it can win
         depth += 1
         pend[depth] = plen
         if depth > ctl[C_MAX_DEPTH]:
@@ -601,6 +710,8 @@ def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch,
         head[top] = link[idx]
         n_open -= 1
         s = arena[idx]
+        if prune and blocked_suits(s, cfg):
+            continue  # provably lost: nothing below it can win
         legal_mask(s, cfg, mask)
         stock_only(s, mask, prune)
         first_empty = _first_empty(s, cfg)

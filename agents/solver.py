@@ -82,10 +82,33 @@ The rules:
    The turn alone is a persistent set (partial-order reduction).
 5. **Positions already in the transposition table** are not searched again: all positions
    with one canonical hash have the same ``mu``.
+6. **Blocked suits** (:func:`~agents._solver_kernels.blocked_suits`; suit building,
+   single-card moves, no empty column): a position it flags is not winnable, so it has no
+   ``mu`` and cutting it (best-first does not expand it, depth-first does not enter it)
+   changes nothing above. It finds a set ``P`` of *pinned* cards (column cards, and waste
+   cards once no redeal is left) and a non-empty set ``T`` of *trapped* card types such
+   that (a) both copies of each type in ``T`` are in ``P``, each with a ``P`` card above it
+   in its pile; (b) every column holds a ``P`` card; (c) each ``P`` card with no ``P`` card
+   above it can neither go home unless a card of a ``T`` type of its suit and lower rank
+   is home first (its pile must pass that rank), nor go onto a column card: it is a king,
+   or each copy of the card one rank up is home, lies under a ``P`` card, or is a ``P``
+   card in the waste (never a column top). Let ``E`` be the events "a card of a ``T``
+   type goes home" and "a column becomes empty", and suppose one happens; take the first
+   move ``u`` at which an ``E`` event happens or a ``P`` card leaves its pile. If a ``P``
+   card ``c`` leaves at ``u``, every card that was above it has left, so none was in ``P``
+   (one card moves per move), and by (c) ``c`` needs either a ``T`` card home or a target
+   card that is still home, still covered or still in the waste, or an empty column: an
+   ``E`` event before ``u``. A ``T`` card going home at ``u`` is a ``P`` card exposed, so
+   the ``P`` card above it left before ``u``; a column emptied at ``u`` lost its ``P``
+   card at or before ``u``. Every case contradicts the choice of ``u``, so no ``E`` event
+   ever happens, and the ``T`` cards never go home. ``P`` and ``T`` are the greatest
+   fixpoint: start with every card pinned and every type with both copies covered
+   trapped, and unpin any uncovered card that fails (c) until nothing changes.
 
 ``tests/test_solver.py`` checks that turning the rules off (``prune=False``) never
 changes a verdict, on hand-made positions and on end positions of random play-outs in
-every preset.
+every preset, and that rule 6 flags no position along winning lines of classic and
+limited deals.
 """
 
 from __future__ import annotations

@@ -85,7 +85,8 @@ def test_dead_position_is_lost(strategy, prune):
     result = solve(state, strategy=strategy, prune=prune, max_nodes=100_000)
     assert result.verdict == "lost"
     assert result.moves == [] and result.reason == ""
-    assert result.states > 1
+    # Pruned, blocked suits (both 4H under a KS, both 8S under a KH) proves it at once.
+    assert result.states > 1 or (prune and K.blocked_suits(state.array, state.cfg))
     assert result.decided_by
 
 
@@ -211,6 +212,76 @@ def test_positions_along_a_winning_line_stay_won(variant, number):
                 result = solve(game, strategy=strategy, prune=prune, max_nodes=300_000)
                 assert result.verdict == "won", (k, strategy, prune)
                 assert replays_to_win(game, result)
+
+
+# Both 5C lie under a KC and both 5D under a KD, and a king never goes on a card; the 6C,
+# 6D and 8C on the other columns can go home only after a 5 of their suit and only onto a
+# 7C, 7D or 9C that lies under a card as stuck as themselves. No column can ever empty,
+# whatever the stock brings: blocked suits proves it lost at its root, where a plain
+# search must try the stock's cards first.
+BLOCKED = """variant: {variant}
+redeals: 0
+stock: QC 8D JC TD 9D QD TC 8D JD JC
+waste:
+foundations: 4C 4C 4D 4D KS KS KH KH
+1: 5C 5C QD KC
+2: 7C TC JD KC
+3: 7C QC TD KD
+4: 5D 5D 9D KD
+5: 6C
+6: 6C
+7: 7D 6D
+8: 7D 6D
+9: 9C 8C
+10: 9C 8C
+"""
+
+
+def test_blocked_suits_proves_a_hand_made_position_lost_at_its_root():
+    state = parse_position(BLOCKED.format(variant="classic"))
+    assert state.legal_actions()
+    assert K.blocked_suits(state.array, state.cfg)
+    pruned = solve(state, strategy="best", max_nodes=200_000)
+    full = solve(state, strategy="best", prune=False, max_nodes=200_000)
+    assert (pruned.verdict, pruned.states) == ("lost", 1)
+    assert full.verdict == "lost" and full.states > 100
+    assert solve(state, strategy="dfs", max_nodes=200_000).verdict == "lost"
+
+
+def test_blocked_suits_needs_every_column_filled_and_single_card_moves():
+    # Column 10's cards moved to the stock: an empty column frees a king, the rule is silent.
+    emptied = parse_position(
+        BLOCKED.format(variant="classic").replace("10: 9C 8C", "10:").replace("stock: QC", "stock: 9C 8C QC")
+    )
+    assert not K.blocked_suits(emptied.array, emptied.cfg)
+    runs = parse_position(BLOCKED.format(variant="josephine"))
+    assert not K.blocked_suits(runs.array, runs.cfg)
+
+
+@pytest.mark.parametrize(("variant", "number"), [("classic", 2), ("classic", 10), ("classic", 13), ("limited", 7)])
+def test_blocked_suits_flags_no_position_on_a_winning_line(variant, number):
+    """A flagged position is claimed unwinnable: no position of a winning line may be."""
+    state = deal(variant, number)
+    result = solve(state, max_nodes=300_000)
+    assert result.verdict == "won"
+    game = state.copy()
+    for move in result.moves:
+        assert not K.blocked_suits(game.array, game.cfg), move
+        game.play(move)
+
+
+def test_blocked_suits_positions_are_never_won_by_the_full_search():
+    """Where the rule fires on the end of a random classic play-out, the unpruned search
+    (which does not use it) finds no win either."""
+    fired = 0
+    for number in range(1, 9):
+        for seed in range(2):
+            state = random_playout("classic", number, seed)
+            if not K.blocked_suits(state.array, state.cfg):
+                continue
+            fired += 1
+            assert solve(state, strategy="best", prune=False, max_nodes=20_000).verdict != "won", (number, seed)
+    assert fired >= 4
 
 
 def test_stock_turn_rule_applies_only_with_an_empty_waste():
