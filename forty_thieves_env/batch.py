@@ -548,6 +548,24 @@ class BatchGames:
         src = self.obs if source is None else source
         return src[:, start:stop].reshape(src.shape[0], *shape)
 
+    def observations(self, source: np.ndarray | None = None, copy: bool = True) -> np.ndarray | dict[str, np.ndarray]:
+        """Batched observations of the flat rows ``source`` (default ``obs``): the rows in
+        ``"flat"`` mode, else a dict of :meth:`field` arrays; copies, or views of ``source``
+        (overwritten by the next step) with ``copy=False``."""
+        src = self.obs if source is None else source
+        if self.observation_mode == "flat":
+            return src.copy() if copy else src
+        if copy:
+            return {name: self.field(name, src).copy() for name in self.layout}
+        return {name: self.field(name, src) for name in self.layout}
+
+    def final_observations(self, idx: np.ndarray) -> list[np.ndarray | dict[str, np.ndarray]]:
+        """The last observation of each game in ``idx`` that a same-step reset ended, one per game."""
+        last = self.observations(self.final_obs[idx])
+        if isinstance(last, np.ndarray):
+            return list(last)
+        return [{name: v[k] for name, v in last.items()} for k in range(len(idx))]
+
     @property
     def terminated(self) -> np.ndarray:
         return self.flags[F_TERMINATED]

@@ -142,14 +142,13 @@ class FortyThievesVecEnv(VecEnv):
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if dones.any():
             idx = np.flatnonzero(dones)
-            last = self._observations(b.final_obs[idx])
+            last = b.final_observations(idx)
             elapsed = round(time.time() - self._started, 6)
             fg, ret = b.final_games, b.final_return
-            flat = self.observation_mode == "flat"
             for k, i in enumerate(idx):
                 won = bool(f[F_WON, i])
                 infos[i] = {
-                    "terminal_observation": last[k] if flat else {n: v[k] for n, v in last.items()},
+                    "terminal_observation": last[k],
                     "TimeLimit.truncated": bool(truncated[i] and not terminated[i]),
                     "is_success": won,
                     "episode": {"r": round(float(ret[i]), 6), "l": int(fg[i, G_ELAPSED]), "t": elapsed},
@@ -162,9 +161,8 @@ class FortyThievesVecEnv(VecEnv):
 
     def _observations(self, source: np.ndarray) -> Any:
         """Batched observations as ``DummyVecEnv`` gives them (an ``OrderedDict`` for dicts)."""
-        if self.observation_mode == "flat":
-            return source.copy()
-        return OrderedDict((name, self.batch.field(name, source).copy()) for name in self.batch.layout)
+        obs = self.batch.observations(source)
+        return obs if isinstance(obs, np.ndarray) else OrderedDict(obs)
 
     def close(self) -> None:
         self._vector = None

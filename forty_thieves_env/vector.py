@@ -196,13 +196,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         )
 
     def _observations(self, source: np.ndarray | None = None) -> Any:
-        b = self._batch
-        if self.observation_mode == "flat":
-            obs = b.obs if source is None else source
-            return obs.copy() if self.copy or source is not None else obs
-        if self.copy or source is not None:
-            return {name: b.field(name, source).copy() for name in b.layout}
-        return {name: b.field(name) for name in b.layout}
+        return self._batch.observations(source, copy=self.copy or source is not None)
 
     def _infos(self, which: np.ndarray, reset: bool) -> dict[str, Any]:
         """The infos dict as ``SyncVectorEnv`` assembles it (games outside ``which`` zeroed)."""
@@ -237,9 +231,8 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         b = self._batch
         idx = np.flatnonzero(done)
         final_obs = np.full(self.num_envs, None, dtype=object)
-        last = self._observations(b.final_obs[idx])
-        for k, i in enumerate(idx):
-            final_obs[i] = last[k] if self.observation_mode == "flat" else {n: v[k] for n, v in last.items()}
+        for i, last in zip(idx, b.final_observations(idx), strict=True):
+            final_obs[i] = last
         final: dict[str, Any] = {}
         for key, slot in _INFO_INT_KEYS:
             final[key] = np.where(done, b.final_games[:, slot], 0)
