@@ -159,7 +159,7 @@ def stock_playable(s, cfg):
     return s[S_STOCK_LEN] > 0 or (s[S_REDEALS] > 0 and s[S_WASTE_LEN] > 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _tops(s, cfg):
     """``(present, empties)``: bit ``u`` of ``present`` is set when some column's exposed card
     is card code ``u``; bit ``j`` of ``empties`` when column ``j`` is empty."""
@@ -197,7 +197,7 @@ def _targets(cfg, card):
     return np.uint64(1) << np.uint64(card + 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _moves_from(s, cfg, out, i, present, empties, lim_card, lim_empty):
     """Set the column-to-column moves out of the non-empty column ``i``; return how many.
 
