@@ -426,62 +426,60 @@ def blocked_suits(s, cfg):
         changed = False
         # covered: a pinned card lies above, in the same pile
         for i in range(c + 1):
-            if i < c:
-                lo = i * d
-                n = s[off_len + i]
-            else:
-                lo = c * d
-                n = wl
+            lo = i * d
+            n = s[off_len + i] if i < c else wl
             above = False
             for p in range(n - 1, -1, -1):
                 covered[lo + p] = above
                 if pinned[lo + p]:
                     above = True
+        any_trapped = False
         for x in range(N_CODES):
             a = where[x, 0]
             b = where[x, 1]
             trapped[x] = a >= 0 and b >= 0 and pinned[a] and pinned[b] and covered[a] and covered[b]
-        for q in range(n_slots):
-            if not pinned[q] or covered[q]:
-                continue
-            x = code[q]
-            su = x // N_RANKS
-            r = x % N_RANKS
-            home_blocked = False
-            for r2 in range(r):
-                if trapped[su * N_RANKS + r2]:
-                    home_blocked = True
-                    break
-            column_blocked = True
-            if r < N_RANKS - 1:
-                y = x + 1
-                home = 0
-                for f in range(S_FOUND + 2 * su, S_FOUND + 2 * su + 2):
-                    if s[f] > r + 1:
-                        home += 1
-                blocked = home
-                for e in range(2):
-                    v = where[y, e]
-                    if v >= 0 and (covered[v] or (pinned[v] and v >= c * d)):
-                        blocked += 1
-                column_blocked = blocked >= 2
-            if not (home_blocked and column_blocked):
-                pinned[q] = False
-                changed = True
-    any_trapped = False
-    for x in range(N_CODES):
-        if trapped[x]:
-            any_trapped = True
-    if not any_trapped:
-        return False
-    for i in range(c):
-        has = False
-        for p in range(s[off_len + i]):
-            if pinned[i * d + p]:
-                has = True
-                break
-        if not has:
-            return False
+            any_trapped |= trapped[x]
+        if not any_trapped:
+            return False  # T only shrinks
+        # Unpin pile by pile from the top, so that a card uncovered in this pass is tested
+        # in it too. (Targets use this pass's ``covered``; the last pass changes nothing,
+        # so there every test used up-to-date sets.)
+        for i in range(c + 1):
+            lo = i * d
+            n = s[off_len + i] if i < c else wl
+            above = False
+            for p in range(n - 1, -1, -1):
+                q = lo + p
+                if not pinned[q]:
+                    continue
+                if above:
+                    continue
+                x = code[q]
+                su = x // N_RANKS
+                r = x % N_RANKS
+                keep = False
+                for r2 in range(r):
+                    if trapped[su * N_RANKS + r2]:
+                        keep = True  # it cannot go home first
+                        break
+                if keep and r < N_RANKS - 1:
+                    y = x + 1
+                    blocked = 0
+                    for f in range(S_FOUND + 2 * su, S_FOUND + 2 * su + 2):
+                        if s[f] > r + 1:
+                            blocked += 1
+                    for e in range(2):
+                        v = where[y, e]
+                        if v >= 0 and (covered[v] or (pinned[v] and v >= c * d)):
+                            blocked += 1
+                    keep = blocked >= 2
+                if keep:
+                    above = True
+                else:
+                    pinned[q] = False
+                    changed = True
+            if i < c and not above:
+                return False  # a column without a pinned card: P only shrinks
     return True
 
 
