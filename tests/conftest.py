@@ -145,3 +145,25 @@ def column_text(state: GameState, i: int) -> str:
         if key == str(i):
             return value.strip()
     raise ValueError(f"no column {i}")
+
+
+# Classic, five cards from a win (the env and vector env tests play it): KH and QS in the stock,
+# KS in column 1, KS QS in column 2.
+NEAR_WIN = """\
+variant: classic
+redeals: 0
+stock: KH QS
+waste:
+foundations: KC KC KD KD KH QH JS JS
+1: KS
+2: KS QS
+3:
+4:
+5:
+6:
+7:
+8:
+9:
+10:
+"""
+NEAR_WIN_SCRIPT = ["s", "w>f", "s", "w>3", "3>1", "2>f", "1>f", "1>f", "2>f"]

@@ -10,6 +10,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import NEAR_WIN, NEAR_WIN_SCRIPT
 from gymnasium.utils.env_checker import data_equivalence
 
 import forty_thieves_env
@@ -32,25 +33,6 @@ from forty_thieves_env.rules import is_legal
 
 IDS = list(ENV_IDS)
 
-# Classic, five cards from a win: KH and QS in the stock, KS in column 1, KS QS in column 2.
-NEAR_WIN = """\
-variant: classic
-redeals: 0
-stock: KH QS
-waste:
-foundations: KC KC KD KD KH QH JS JS
-1: KS
-2: KS QS
-3:
-4:
-5:
-6:
-7:
-8:
-9:
-10:
-"""
-NEAR_WIN_SCRIPT = ["s", "w>f", "s", "w>3", "3>1", "2>f", "1>f", "1>f", "2>f"]
 
 # Classic, only spades out: every column top is K, J, 9, 7 or 5 (none fits on another), so the
 # only move is turning the last stock card, the 3S, which fits nowhere either: then stuck.

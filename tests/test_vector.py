@@ -15,6 +15,7 @@ import sys
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import NEAR_WIN, NEAR_WIN_SCRIPT
 from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode
 
@@ -323,25 +324,6 @@ def test_reset_options() -> None:
             envs.reset(options=bad)
 
 
-# Classic, five cards from a win (as in test_env): the script below wins it.
-NEAR_WIN = """\
-variant: classic
-redeals: 0
-stock: KH QS
-waste:
-foundations: KC KC KD KD KH QH JS JS
-1: KS
-2: KS QS
-3:
-4:
-5:
-6:
-7:
-8:
-9:
-10:
-"""
-NEAR_WIN_SCRIPT = ["s", "w>f", "s", "w>3", "3>1", "2>f", "1>f", "1>f", "2>f"]
 
 
 @pytest.mark.parametrize("mode", [NEXT, SAME])
