@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=10.0, help="time budget per deal (default: 10)")
     p.add_argument("--nodes", type=int, help="node budget per deal (default: 50000000)")
     p.add_argument("--memory", type=float, default=2048.0, help="memory budget per deal in MB (default: 2048)")
-    p.add_argument("--strategy", default="portfolio", help="portfolio, best or dfs (default: portfolio)")
+    p.add_argument("--strategy", default="portfolio", help="portfolio, best, beam or dfs (default: portfolio)")
     p.add_argument("--clock", default="wall", choices=("wall", "cpu"), help="clock of --seconds (default: wall)")
     p.add_argument("--workers", type=int, help="processes (default: every core)")
     p.add_argument("--out", default="solved", help="folder for meta.json, verdicts.jsonl, summary.json")
