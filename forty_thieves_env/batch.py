@@ -284,6 +284,14 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
     """
     states, masks, obs, games, ep_return, rewards, flags = bufs[:7]
     final_obs, final_masks, final_games, final_return, decks = bufs[7:]
+    cfg = unowned(cfg)
+    spec = unowned(spec)
+    params = unowned(params)
+    actions = unowned(actions)
+    ep_return = unowned(ep_return)
+    rewards = unowned(rewards)
+    flags = unowned(flags)
+    final_return = unowned(final_return)
     states = unowned(states)
     masks = unowned(masks)
     obs = unowned(obs)
@@ -358,26 +366,63 @@ def reset_batch(states, cfg, masks, obs, games, ep_return, params, which, number
             ep_return[i] = 0.0
 
 
+@intrinsic
+def _load_u64(typingctx, address):
+    """The 8 bytes at the integer ``address`` as a ``uint64`` (an unaligned load)."""
+    sig = types.uint64(address)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.uint64)))
+        return builder.load(ptr, align=1)
+
+    return sig, codegen
+
+
+#: Multiplying a word of eight 0/1 bytes by this puts their sum in the top byte.
+BYTE_SUM = u64(0x0101010101010101)
+
+
 @njit(cache=True)
 def sample_legal(masks, uniforms, out):
     """``out[i]``: a legal action of row ``i`` of ``masks``, the ``floor(uniforms[i] * n_legal)``-th
-    one (0 for an all-False row). A random-legal-move agent for a whole batch in one call."""
+    one (0 for an all-False row). A random-legal-move agent for a whole batch in one call.
+
+    The legal moves are counted eight mask bytes at a time, and the chosen one is found by
+    skipping whole words of eight before looking at single entries.
+    """
+    if not masks.flags.c_contiguous:
+        masks = np.ascontiguousarray(masks)
+    masks = unowned(masks)
+    n_act = masks.shape[1]
+    base = masks.ctypes.data
+    words = n_act // 8
     for i in range(masks.shape[0]):
         row = masks[i]
+        start = base + i * n_act
         n = 0
-        for a in range(row.shape[0]):
+        for w in range(words):
+            n += int((_load_u64(start + 8 * w) * BYTE_SUM) >> u64(56))
+        for a in range(8 * words, n_act):
             if row[a]:
                 n += 1
         if n == 0:
             out[i] = 0
             continue
         r = min(int(uniforms[i] * n), n - 1)
-        for a in range(row.shape[0]):
+        a = 0
+        for w in range(words):
+            c = int((_load_u64(start + 8 * w) * BYTE_SUM) >> u64(56))
+            if r < c:
+                break
+            r -= c
+            a += 8
+        while True:
             if row[a]:
                 if r == 0:
                     out[i] = a
                     break
                 r -= 1
+            a += 1
 
 
 # ------------------------------------------------------------------------- Python side

@@ -535,3 +535,23 @@ def test_maskable_ppo_on_the_native_vec_env(env_id: str, one_torch_thread) -> No
 
 def test_package_does_not_export_sb3_module() -> None:
     assert "sb3" not in forty_thieves_env.__all__
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 17, 92, 112, 158, 1192])
+def test_sample_legal_picks_the_floor_u_times_count_th_legal_action(n) -> None:
+    """The word-at-a-time sampler against the plain definition, on every action-space width
+    of the presets and odd ones, sparse to full rows, contiguous or not."""
+    from forty_thieves_env.batch import sample_legal
+
+    rng = np.random.default_rng(n)
+    for p in (0.0, 0.01, 0.3, 1.0):
+        wide = rng.random((300, n + 3)) < p
+        for masks in (np.ascontiguousarray(wide[:, 1 : n + 1]), wide[:, 1 : n + 1]):
+            u = rng.random(300)
+            u[:3] = (0.0, 0.5, np.nextafter(1.0, 0.0))
+            out = np.full(300, -1, dtype=np.int64)
+            sample_legal(masks, u, out)
+            for i in range(300):
+                legal = np.flatnonzero(masks[i])
+                want = legal[min(int(u[i] * len(legal)), len(legal) - 1)] if len(legal) else 0
+                assert out[i] == want
