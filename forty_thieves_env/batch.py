@@ -130,7 +130,7 @@ def _obs_column(s, obs, src, dst, n, down, d):
         obs[dst + t] = NO_CARD if t >= n else (FACE_DOWN if t < down else v)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def refresh_obs(s, cfg, obs, oracle, cols, waste, stock):
     """Rewrite the parts of the flat observation row ``obs`` that can differ from the one of
     the previous state: the columns in the bit set ``cols``, the waste field when ``waste``,
@@ -188,7 +188,7 @@ def encode_obs(s, cfg, obs, oracle):
     refresh_obs(s, cfg, obs, oracle, ALL_COLUMNS, True, True)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def step_one(s, cfg, mask, obs, spec, action, params, g):
     """One game's step; returns ``(reward, status, moves, cards home)``, status bits ``ST_*``.
 

@@ -130,7 +130,7 @@ def run_length(s, cfg, i):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def empty_columns(s, cfg):
     n = 0
     off = cfg[CFG_OFF_LEN]
@@ -140,7 +140,7 @@ def empty_columns(s, cfg):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def run_limit(cfg, n_empty, dst_empty):
     """Most cards one move may carry, given the empty columns (the destination included)."""
     if cfg[CFG_RUN] == RUN_SUPERMOVE:
@@ -154,7 +154,7 @@ def run_limit(cfg, n_empty, dst_empty):
 # ----------------------------------------------------------------------- legal moves
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def stock_playable(s, cfg):
     return s[S_STOCK_LEN] > 0 or (s[S_REDEALS] > 0 and s[S_WASTE_LEN] > 0)
 
@@ -322,7 +322,7 @@ def legal_mask(s, cfg, out):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def refresh_legal_mask(s, cfg, out, cols, waste, found):
     """Bring ``out``, the legal mask before a move, up to date after it; return whether any
     action is legal.
@@ -427,7 +427,7 @@ def is_legal(s, cfg, action):
 # ------------------------------------------------------------------------ applying
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pop_column(s, cfg, i, k):
     """Remove ``k`` cards from the end of column ``i``, turning up a face-down card beneath."""
     li = s[cfg[CFG_OFF_LEN] + i] - k
@@ -440,12 +440,12 @@ def _pop_column(s, cfg, i, k):
         s[pd] = li - 1 if li > 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _push_foundation(s, card):
     s[foundation_pile(s, card)] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pop_waste(s, cfg):
     wl = s[S_WASTE_LEN] - 1
     p = cfg[CFG_OFF_WASTE] + wl
@@ -481,7 +481,7 @@ def auto_play(s, cfg):
     return moved
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_action(s, cfg, action):
     """Play a legal ``action`` in place; return the cards that reached the foundations.
 
@@ -542,7 +542,7 @@ def apply_action(s, cfg, action):
 # ------------------------------------------------------------------------ game end
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cards_home(s):
     total = 0
     for p in range(S_FOUND, S_FOUND + 8):
