@@ -219,11 +219,13 @@ def _moves_from(s, cfg, out, i, present, empties, lim_card, lim_empty):
         base = s[base_i + li - k]
         if base % N_RANKS == N_RANKS - 1:
             break  # a king goes on no card, and nothing longer can start above it
-        if present & _targets(cfg, base) == 0:
+        targets = _targets(cfg, base)
+        if present & targets == 0:
             continue
         for j in range(c):
             lj = s[off_len + j]
-            if j != i and lj > 0 and fits(cfg, base, s[off_tab + j * d + lj - 1]):
+            # ``fits(cfg, base, top)`` is the bit of ``top`` in ``targets``: no division by 13.
+            if j != i and lj > 0 and (targets >> np.uint64(s[off_tab + j * d + lj - 1])) & np.uint64(1):
                 jj = j - 1 if j > i else j
                 out[row + jj * kmax + k - 1] = True
                 n += 1
@@ -263,6 +265,15 @@ def _moves_onto(s, cfg, out, x, skip, present, lim_card, lim_empty):
             wanted = np.uint64(1) << np.uint64(u - 1)
         if present & wanted == 0:
             return
+        # ``wanted`` holds every card that goes on ``u``: a bit test per column, no division.
+        for i in range(c):
+            li = s[off_len + i]
+            if i == x or li == 0 or (skip >> np.uint64(i)) & np.uint64(1):
+                continue
+            if (wanted >> np.uint64(s[off_tab + i * d + li - 1])) & np.uint64(1):
+                jj = x - 1 if x > i else x
+                out[2 + 2 * c + (i * (c - 1) + jj) * kmax] = True
+        return
     for i in range(c):
         li = s[off_len + i]
         if i == x or li == 0 or (skip >> np.uint64(i)) & np.uint64(1):
