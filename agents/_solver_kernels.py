@@ -496,28 +496,49 @@ def stock_only(s, mask, prune):
 
 
 @njit(cache=True)
+def search_moves(s, cfg, mask, prune, out):
+    """The moves of ``s`` a search tries, in action order, written to ``out``; returns how many.
+
+    The legal moves less the pruned ones (:func:`stock_only`, the :func:`keep_move`
+    symmetries); every search generates children from this one list.
+    """
+    legal_mask(s, cfg, mask)
+    stock_only(s, mask, prune)
+    first_empty = _first_empty(s, cfg)
+    m = 0
+    for a in range(cfg[CFG_N_ACTIONS]):
+        if mask[a]:
+            kind, i, j, k = decode(cfg, a)
+            if keep_move(s, cfg, kind, i, j, k, first_empty, prune):
+                out[m] = a
+                m += 1
+    return m
+
+
+@njit(cache=True, inline="always")
+def play_child(child, s, cfg, a, scratch, prune):
+    """``child`` becomes ``s`` after move ``a`` and then every safe move."""
+    child[:] = s
+    apply_action(child, cfg, a)
+    auto_safe(child, cfg, scratch, 0, prune)
+
+
+@njit(cache=True)
 def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_scores, prune, w):
     """Fill ``out_moves`` with the moves of ``s`` worth searching, best first; return how
     many. Pruned: :func:`keep_move` symmetries and :func:`stock_only`; children already
     in the transposition table are skipped (a win comes first)."""
-    legal_mask(s, cfg, mask)
-    stock_only(s, mask, prune)
-    first_empty = _first_empty(s, cfg)
     c = cfg[CFG_COLUMNS]
     col1 = np.empty(c, dtype=np.uint64)
     col2 = np.empty(c, dtype=np.uint64)
     wh = np.empty(2, dtype=np.uint64)
+    todo = np.empty(cfg[CFG_N_ACTIONS], dtype=np.int64)
+    n = search_moves(s, cfg, mask, prune, todo)
     hash_parts(s, cfg, z, col1, col2, wh)
     m = 0
-    for a in range(cfg[CFG_N_ACTIONS]):
-        if not mask[a]:
-            continue
-        kind, i, j, k = decode(cfg, a)
-        if not keep_move(s, cfg, kind, i, j, k, first_empty, prune):
-            continue
-        tmp[:] = s
-        apply_action(tmp, cfg, a)
-        auto_safe(tmp, cfg, scratch, 0, prune)
+    for t in range(n):
+        a = todo[t]
+        play_child(tmp, s, cfg, a, scratch, prune)
         if is_won(tmp):
             sc = 1 << 40
         else:
@@ -695,6 +716,7 @@ def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch,
     col1 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
     col2 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
     wh = np.zeros(2, dtype=np.uint64)
+    todo = np.empty(n_act, dtype=np.int64)
     while nodes < node_limit:
         if n_open == 0:
             ctl[C_STATUS] = EXHAUSTED
@@ -710,20 +732,12 @@ def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch,
         s = arena[idx]
         if prune and blocked_suits(s, cfg):
             continue  # provably lost: nothing below it can win
-        legal_mask(s, cfg, mask)
-        stock_only(s, mask, prune)
-        first_empty = _first_empty(s, cfg)
+        n = search_moves(s, cfg, mask, prune, todo)
         hash_parts(s, cfg, z, col1, col2, wh)
-        for a in range(n_act):
-            if not mask[a]:
-                continue
-            kind, i, j, k = decode(cfg, a)
-            if not keep_move(s, cfg, kind, i, j, k, first_empty, prune):
-                continue
+        for t in range(n):
+            a = todo[t]
             child = arena[count]
-            child[:] = s
-            apply_action(child, cfg, a)
-            auto_safe(child, cfg, scratch, 0, prune)
+            play_child(child, s, cfg, a, scratch, prune)
             nodes += 1
             if is_won(child):
                 parent[count] = idx
@@ -817,6 +831,7 @@ def beam_run(cfg, z, k1, k2, beam, par, act, cand_b, cand_a, cand_s, cand_h1, ca
     wh = np.zeros(2, dtype=np.uint64)
     scratch = np.zeros(256, np.int16)
     tmp = np.empty(beam.shape[2], dtype=np.int8)
+    todo = np.empty(n_act, dtype=np.int64)
     tt_cap = (k1.shape[0] * 7) // 10
     while nodes < node_limit:
         layer = ctl[C_LAYER]
@@ -830,19 +845,11 @@ def beam_run(cfg, z, k1, k2, beam, par, act, cand_b, cand_a, cand_s, cand_h1, ca
         won = -1
         for b in range(n_cur):
             s = cur[b]
-            legal_mask(s, cfg, mask)
-            stock_only(s, mask, prune)
-            first_empty = _first_empty(s, cfg)
+            n = search_moves(s, cfg, mask, prune, todo)
             hash_parts(s, cfg, z, col1, col2, wh)
-            for a in range(n_act):
-                if not mask[a]:
-                    continue
-                kind, i, j, k = decode(cfg, a)
-                if not keep_move(s, cfg, kind, i, j, k, first_empty, prune):
-                    continue
-                tmp[:] = s
-                apply_action(tmp, cfg, a)
-                auto_safe(tmp, cfg, scratch, 0, prune)
+            for t in range(n):
+                a = todo[t]
+                play_child(tmp, s, cfg, a, scratch, prune)
                 nodes += 1
                 if is_won(tmp):
                     nxt[0] = tmp
