@@ -295,6 +295,17 @@ def _moves_onto(s, cfg, out, x, skip, present, lim_card, lim_empty):
             out[a0 + k - 1] = True
 
 
+@njit(cache=True, inline="always")
+def _move_context(s, cfg):
+    """What every column move is checked against: the bit sets of exposed cards and empty
+    columns, and the longest run that may move onto a card and into an empty column."""
+    present, empties = _tops(s, cfg)
+    n_empty = _popcount(empties)
+    lim_card = run_limit(cfg, n_empty, False)
+    lim_empty = run_limit(cfg, n_empty, True) if n_empty > 0 else 0
+    return present, empties, lim_card, lim_empty
+
+
 @njit(cache=True)
 def legal_mask(s, cfg, out):
     """Fill ``out`` (``(n_actions,) bool``) with the legal actions; return how many."""
@@ -303,10 +314,7 @@ def legal_mask(s, cfg, out):
     d = cfg[CFG_DEPTH]
     off_len = cfg[CFG_OFF_LEN]
     off_tab = cfg[CFG_OFF_TAB]
-    present, empties = _tops(s, cfg)
-    n_empty = _popcount(empties)
-    lim_card = run_limit(cfg, n_empty, False)
-    lim_empty = run_limit(cfg, n_empty, True) if n_empty > 0 else 0
+    present, empties, lim_card, lim_empty = _move_context(s, cfg)
     count = 0
     if stock_playable(s, cfg):
         out[0] = True
@@ -350,10 +358,7 @@ def refresh_legal_mask(s, cfg, out, cols, waste, found):
     kmax = cfg[CFG_MAX_RUN]
     off_len = cfg[CFG_OFF_LEN]
     off_tab = cfg[CFG_OFF_TAB]
-    present, empties = _tops(s, cfg)
-    n_empty = _popcount(empties)
-    lim_card = run_limit(cfg, n_empty, False)
-    lim_empty = run_limit(cfg, n_empty, True) if n_empty > 0 else 0
+    present, empties, lim_card, lim_empty = _move_context(s, cfg)
     out[0] = stock_playable(s, cfg)
     wl = s[S_WASTE_LEN]
     w = s[cfg[CFG_OFF_WASTE] + wl - 1] if wl > 0 else -1
