@@ -188,13 +188,21 @@ def _popcount(bits):
 
 
 @njit(cache=True, inline="always")
-def _targets(cfg, card):
-    """Bits (as in ``present`` of :func:`_tops`) of the card codes that ``card`` may be built on."""
-    r1 = card % N_RANKS + 1  # the caller never asks for a king
+def _neighbours(cfg, card, step):
+    """Bits (as in ``present`` of :func:`_tops`) of the card codes one rank from ``card``
+    (``step`` +1 or -1) that build with it: the same suit, or the two suits of the other
+    colour. The caller keeps the rank in range (no king up, no ace down)."""
     if cfg[CFG_ALTERNATE]:
+        r = card % N_RANKS + step
         lo = 0 if card // N_RANKS >= 2 else 2 * N_RANKS  # the two suits of the other colour
-        return (np.uint64(1) << np.uint64(lo + r1)) | (np.uint64(1) << np.uint64(lo + N_RANKS + r1))
-    return np.uint64(1) << np.uint64(card + 1)
+        return (np.uint64(1) << np.uint64(lo + r)) | (np.uint64(1) << np.uint64(lo + N_RANKS + r))
+    return np.uint64(1) << np.uint64(card + step)
+
+
+@njit(cache=True, inline="always")
+def _targets(cfg, card):
+    """Bits of the card codes that ``card`` may be built on (the caller never asks for a king)."""
+    return _neighbours(cfg, card, 1)
 
 
 @njit(cache=True, inline="always")
@@ -255,14 +263,9 @@ def _moves_onto(s, cfg, out, x, skip, present, lim_card, lim_empty):
     u = s[off_tab + x * d + lx - 1] if lx > 0 else -1
     if kmax == 1 and lx > 0:
         # Only exposed cards move: is a card that goes on ``u`` exposed anywhere?
-        ru = u % N_RANKS
-        if ru == 0:
+        if u % N_RANKS == 0:
             return  # an ace takes nothing
-        if cfg[CFG_ALTERNATE]:
-            lo = 0 if u // N_RANKS >= 2 else 2 * N_RANKS
-            wanted = (np.uint64(1) << np.uint64(lo + ru - 1)) | (np.uint64(1) << np.uint64(lo + N_RANKS + ru - 1))
-        else:
-            wanted = np.uint64(1) << np.uint64(u - 1)
+        wanted = _neighbours(cfg, u, -1)
         if present & wanted == 0:
             return
         # ``wanted`` holds every card that goes on ``u``: a bit test per column, no division.
