@@ -229,7 +229,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"deals": n}
     for v in VERDICTS:
         k = sum(r["verdict"] == v for r in rows)
-        low, high = wilson_interval(k, n) if n else (0.0, 1.0)
+        low, high = wilson_interval(k, n)
         out[v] = {"count": k, "share": k / n if n else 0.0, "ci95": [low, high]}
     seconds = [r["seconds"] for r in rows]
     out["solver_seconds_total"] = float(sum(seconds))

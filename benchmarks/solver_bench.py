@@ -26,25 +26,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.evaluate import wilson_interval
 from agents.solver import STRATEGIES, solve
 from forty_thieves_env import deal, get_variant
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """Wilson score 95 % interval of ``k`` successes in ``n`` (as ``agents.evaluate``)."""
-    if n == 0:
-        return 0.0, 1.0
-    try:
-        from scipy.stats import binomtest
-
-        ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-        return float(ci.low), float(ci.high)
-    except ImportError:
-        z = 1.959963984540054
-        p = k / n
-        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-        return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def summarize(rows: list[dict], title: str) -> None:
@@ -60,7 +44,7 @@ def summarize(rows: list[dict], title: str) -> None:
         return f"median {np.median(x):.2f}s, p90 {np.percentile(x, 90):.2f}s, max {x.max():.2f}s, mean {x.mean():.2f}s"
 
     def frac(k: int) -> str:
-        lo, hi = wilson(k, n)
+        lo, hi = wilson_interval(k, n)
         return f"{k / n:.1%} (Wilson 95 % {lo:.1%}-{hi:.1%})"
 
     reasons: dict[str, int] = {}

@@ -48,6 +48,7 @@ def test_wilson_interval_known_values():
     for k, n in ((0, 20), (3, 1000), (97, 100), (250, 1000)):
         assert wilson_interval(k, n) == pytest.approx(_wilson(k, n), abs=1e-9)
     assert wilson_interval(0, 20)[0] == 0.0
+    assert wilson_interval(0, 0) == (0.0, 1.0)  # no games: no information
 
 
 def test_agent_seed_depends_on_seed_and_deal():
