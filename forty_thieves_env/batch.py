@@ -38,13 +38,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from numba import carray, njit, prange, types
+from numba import njit, prange
 from numba import uint64 as u64
-from numba.extending import intrinsic
 
 from .cards import N_CARDS, N_FOUNDATIONS
 from .deals import TRAIN_RANGE, check_deal_number, deal_split, shuffle_into
 from .encoding import COUNT_REDEALS, COUNT_STOCK, FACE_DOWN, N_COUNTS, NO_CARD, check_mode, observation_fields
+from .memory import byte_sum, load_u64, unowned
 from .moves import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLUMN, KIND_WASTE_FOUNDATION, decode
 from .rewards import R_ILLEGAL, Reward, make_reward, reward_from_spec
 from .rules import apply_action, cards_home, deal_layout, empty_columns, legal_mask, refresh_legal_mask
@@ -77,7 +77,8 @@ G_ELAPSED = 2  # steps this episode, refused actions included (what a TimeLimit 
 G_CARDS = 3  # cards on the foundations now
 G_NEXT_DEAL = 4  # deal number of the game's next reset, drawn in advance
 G_PENDING = 5  # NEXT_STEP: the episode has ended and the next step resets the game
-G_LEN = 6
+G_LEGAL = 6  # legal actions now (the True entries of the game's mask)
+G_LEN = 7
 
 # Per-step results: rows of ``flags``.
 F_TERMINATED = 0
@@ -209,7 +210,7 @@ def step_one(s, cfg, mask, obs, spec, action, params, g):
         moved = apply_action(s, cfg, action)
         g[G_MOVES] += 1
         if cfg[CFG_AUTO] or (supermove and empty_columns(s, cfg) != empty_before):
-            any_legal = legal_mask(s, cfg, mask) > 0
+            n_legal = legal_mask(s, cfg, mask)
             encode_obs(s, cfg, obs, params[P_ORACLE])
         else:
             cols = u64(0)
@@ -219,15 +220,16 @@ def step_one(s, cfg, mask, obs, spec, action, params, g):
                 cols |= u64(1) << u64(j)
             waste = kind in (KIND_STOCK, KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN)
             found = kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION)
-            any_legal = refresh_legal_mask(s, cfg, mask, cols, waste, found)
+            n_legal = g[G_LEGAL] + refresh_legal_mask(s, cfg, mask, cols, waste, found)
             refresh_obs(s, cfg, obs, params[P_ORACLE], cols, waste, kind == KIND_STOCK)
+        g[G_LEGAL] = n_legal
         home = cards_home(s)
         g[G_CARDS] = home
         won = home == N_CARDS
         status = 0
         if won:
             status = ST_WON | ST_TERMINATED
-        elif not any_legal:
+        elif n_legal == 0:
             status = ST_TERMINATED
         return reward_from_spec(spec, moved, won), status, g[G_MOVES], home
     status = ST_ILLEGAL
@@ -243,37 +245,13 @@ def reset_one(s, cfg, mask, obs, params, g, number, deck):
     """Deal PySolFC deal ``number`` into ``s`` and refresh the mask, observation and counters."""
     shuffle_into(number, deck)
     deal_layout(s, cfg, deck)
-    legal_mask(s, cfg, mask)
+    g[G_LEGAL] = legal_mask(s, cfg, mask)
     encode_obs(s, cfg, obs, params[P_ORACLE])
     g[G_DEAL] = number
     g[G_MOVES] = 0
     g[G_ELAPSED] = 0
     g[G_CARDS] = cards_home(s)
     g[G_PENDING] = 0
-
-
-@intrinsic
-def _pointer(typingctx, address, dtype):
-    """The integer ``address`` as a pointer to ``dtype`` items (for :func:`unowned`)."""
-    item = dtype.dtype
-    sig = types.CPointer(item)(address, dtype)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(item)))
-
-    return sig, codegen
-
-
-@njit(cache=True, inline="always")
-def unowned(a):
-    """A view of the C-contiguous array ``a`` that carries no reference count.
-
-    A row view of an array passed in from Python shares that array's reference count, which
-    numba raises and lowers atomically around every use; with two threads stepping games of
-    the same arrays that count's cache line bounces between the cores on every game. Views of
-    this one (valid while ``a`` is, i.e. during the kernel call) have none.
-    """
-    return carray(_pointer(a.ctypes.data, a.dtype), a.shape)
 
 
 @njit(cache=True)
@@ -366,20 +344,33 @@ def reset_batch(states, cfg, masks, obs, games, ep_return, params, which, number
             ep_return[i] = 0.0
 
 
-@intrinsic
-def _load_u64(typingctx, address):
-    """The 8 bytes at the integer ``address`` as a ``uint64`` (an unaligned load)."""
-    sig = types.uint64(address)
+@njit(cache=True, inline="always")
+def _nth_legal(masks, i, n):
+    """The action of the ``n``-th True entry (from 0) of row ``i`` of the C-contiguous
+    ``masks``: whole words of eight entries are skipped before single entries are looked at."""
+    n_act = masks.shape[1]
+    start = masks.ctypes.data + i * n_act
+    a = 0
+    while a + 8 <= n_act:
+        c = byte_sum(load_u64(start + a))
+        if n < c:
+            break
+        n -= c
+        a += 8
+    row = masks[i]
+    while a < n_act - 1:
+        if row[a]:
+            if n == 0:
+                return a
+            n -= 1
+        a += 1
+    return a
 
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.uint64)))
-        return builder.load(ptr, align=1)
 
-    return sig, codegen
-
-
-#: Multiplying a word of eight 0/1 bytes by this puts their sum in the top byte.
-BYTE_SUM = u64(0x0101010101010101)
+@njit(cache=True, inline="always")
+def _pick(u, n):
+    """``floor(u * n)`` for ``u`` in ``[0, 1)``, kept below ``n``."""
+    return min(int(u * n), n - 1)
 
 
 @njit(cache=True)
@@ -387,42 +378,34 @@ def sample_legal(masks, uniforms, out):
     """``out[i]``: a legal action of row ``i`` of ``masks``, the ``floor(uniforms[i] * n_legal)``-th
     one (0 for an all-False row). A random-legal-move agent for a whole batch in one call.
 
-    The legal moves are counted eight mask bytes at a time, and the chosen one is found by
-    skipping whole words of eight before looking at single entries.
+    The legal moves are counted eight mask bytes at a time.
     """
     if not masks.flags.c_contiguous:
         masks = np.ascontiguousarray(masks)
     masks = unowned(masks)
     n_act = masks.shape[1]
     base = masks.ctypes.data
-    words = n_act // 8
     for i in range(masks.shape[0]):
-        row = masks[i]
         start = base + i * n_act
         n = 0
-        for w in range(words):
-            n += int((_load_u64(start + 8 * w) * BYTE_SUM) >> u64(56))
-        for a in range(8 * words, n_act):
-            if row[a]:
-                n += 1
-        if n == 0:
-            out[i] = 0
-            continue
-        r = min(int(uniforms[i] * n), n - 1)
         a = 0
-        for w in range(words):
-            c = int((_load_u64(start + 8 * w) * BYTE_SUM) >> u64(56))
-            if r < c:
-                break
-            r -= c
+        while a + 8 <= n_act:
+            n += byte_sum(load_u64(start + a))
             a += 8
-        while True:
-            if row[a]:
-                if r == 0:
-                    out[i] = a
-                    break
-                r -= 1
-            a += 1
+        row = masks[i]
+        for b in range(a, n_act):
+            n += row[b]
+        out[i] = 0 if n == 0 else _nth_legal(masks, i, _pick(uniforms[i], n))
+
+
+@njit(cache=True)
+def sample_counted(masks, games, uniforms, out):
+    """:func:`sample_legal` for a batch, whose ``games[:, G_LEGAL]`` already counts each row's
+    legal actions: no counting pass."""
+    masks = unowned(masks)
+    for i in range(masks.shape[0]):
+        n = games[i, G_LEGAL]
+        out[i] = 0 if n == 0 else _nth_legal(masks, i, _pick(uniforms[i], n))
 
 
 # ------------------------------------------------------------------------- Python side
@@ -717,10 +700,10 @@ class BatchGames:
         for i, array in arrays.items():
             s = self.states[i]
             s[:] = array
-            legal_mask(s, self.cfg, self.masks[i])
-            encode_obs(s, self.cfg, self.obs[i], oracle)
             g = self.games[i]
             g[G_DEAL] = g[G_MOVES] = g[G_ELAPSED] = g[G_PENDING] = 0
+            g[G_LEGAL] = legal_mask(s, self.cfg, self.masks[i])
+            encode_obs(s, self.cfg, self.obs[i], oracle)
             g[G_CARDS] = cards_home(s)
         self.ep_return[which] = 0.0
         self.flags[:, which] = False
@@ -798,5 +781,5 @@ class BatchGames:
         """A uniformly random legal action per game (0 where none is legal), in one call."""
         out = np.zeros(self.num_games, dtype=np.int64) if out is None else out
         u = rng.random(self.num_games)
-        sample_legal(self.masks, u, out)
+        sample_counted(self.masks, self.games, u, out)
         return out

@@ -12,6 +12,7 @@ from gymnasium import spaces
 from .batch import (
     DEAL_RANGE,
     G_CARDS,
+    G_LEGAL,
     G_LEN,
     G_MOVES,
     ILLEGAL_ACTIONS,
@@ -217,9 +218,10 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
 
     def _sync(self, moves: int) -> None:
         """Bring the mask, observation buffer and counters up to date after ``_s`` changed."""
-        legal_mask(self._s, self.cfg, self._mask)
+        n_legal = legal_mask(self._s, self.cfg, self._mask)
         self._encoder.encode(self._s)
         self._counters[:] = 0
+        self._counters[G_LEGAL] = n_legal
         self._counters[G_MOVES] = moves
         self._counters[G_CARDS] = cards_home(self._s)
 

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba import uint64 as u64
 
 from .cards import EMPTY, N_CARDS, N_RANKS
+from .memory import SPREAD, byte_sum, load_u64, store_u64
 from .moves import (
     KIND_COLUMN_COLUMN,
     KIND_COLUMN_FOUNDATION,
@@ -249,55 +251,6 @@ def _moves_from(s, cfg, out, i, present, empties, lim_card, lim_empty):
     return n
 
 
-@njit(cache=True)
-def _moves_onto(s, cfg, out, x, skip, present, lim_card, lim_empty):
-    """Set the column-to-column moves onto column ``x`` from every non-empty column not in the
-    bit set ``skip``. Onto a card of rank ``q`` only one run length can fit: the run whose
-    leading card has rank ``q - 1``."""
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    kmax = cfg[CFG_MAX_RUN]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
-    lx = s[off_len + x]
-    u = s[off_tab + x * d + lx - 1] if lx > 0 else -1
-    if kmax == 1 and lx > 0:
-        # Only exposed cards move: is a card that goes on ``u`` exposed anywhere?
-        if u % N_RANKS == 0:
-            return  # an ace takes nothing
-        wanted = _neighbours(cfg, u, -1)
-        if present & wanted == 0:
-            return
-        # ``wanted`` holds every card that goes on ``u``: a bit test per column, no division.
-        for i in range(c):
-            li = s[off_len + i]
-            if i == x or li == 0 or (skip >> np.uint64(i)) & np.uint64(1):
-                continue
-            if (wanted >> np.uint64(s[off_tab + i * d + li - 1])) & np.uint64(1):
-                jj = x - 1 if x > i else x
-                out[2 + 2 * c + (i * (c - 1) + jj) * kmax] = True
-        return
-    for i in range(c):
-        li = s[off_len + i]
-        if i == x or li == 0 or (skip >> np.uint64(i)) & np.uint64(1):
-            continue
-        jj = x - 1 if x > i else x
-        a0 = 2 + 2 * c + (i * (c - 1) + jj) * kmax
-        base_i = off_tab + i * d
-        if lx == 0:
-            lim = min(run_length(s, cfg, i), lim_empty)
-            for k in range(lim):
-                out[a0 + k] = True
-            continue
-        k = u % N_RANKS - s[base_i + li - 1] % N_RANKS
-        if k < 1 or k > lim_card:
-            continue
-        if k > 1 and k > run_length(s, cfg, i):
-            continue
-        if fits(cfg, s[base_i + li - k], u):
-            out[a0 + k - 1] = True
-
-
 @njit(cache=True, inline="always")
 def _move_context(s, cfg):
     """What every column move is checked against: the bit sets of exposed cards and empty
@@ -345,9 +298,124 @@ def legal_mask(s, cfg, out):
 
 
 @njit(cache=True, inline="always")
+def _put(out, a, legal):
+    """``out[a] = legal``; return the change in the number of legal actions (-1, 0 or 1)."""
+    before = out[a]
+    out[a] = legal
+    return np.int64(legal) - np.int64(before)
+
+
+@njit(cache=True, inline="always")
+def _put_runs(out, a0, kmax, k_card, k_empty):
+    """Set the ``kmax`` entries from ``a0`` (run lengths 1..kmax of one source and destination):
+    legal are length ``k_card`` (0: none) and lengths ``1..k_empty``. Return the change.
+
+    The 13 entries of a run-moving variant are read and written as two overlapping 8-byte
+    words (bytes 0-7 and 5-12), both inside the 13."""
+    if kmax != N_RANKS:
+        delta = 0
+        for k in range(1, kmax + 1):
+            delta += _put(out, a0 + k - 1, k == k_card or k <= k_empty)
+        return delta
+    bits = (1 << k_empty) - 1
+    if k_card > 0:
+        bits |= 1 << (k_card - 1)
+    p = out.ctypes.data + a0
+    before = byte_sum(load_u64(p)) + byte_sum(load_u64(p + 5) >> u64(24))
+    store_u64(p, SPREAD[bits & 0xFF])
+    store_u64(p + 5, SPREAD[(bits >> 5) & 0xFF])
+    return _popcount(u64(bits)) - before
+
+
+@njit(cache=True, inline="always")
+def _onto_card(s, cfg, src, li, run, target, lim_card):
+    """The one run length (0 if none) that may move from column ``src`` (``li`` cards, a run
+    of ``run`` at its end, or -1 when not yet measured) onto the card ``target``: the run whose
+    leading card is one rank below ``target`` and builds on it."""
+    base = cfg[CFG_OFF_TAB] + src * cfg[CFG_DEPTH]
+    k = target % N_RANKS - s[base + li - 1] % N_RANKS
+    if k < 1 or k > lim_card:
+        return 0
+    if k > 1 and k > (run if run >= 0 else run_length(s, cfg, src)):
+        return 0
+    return k if fits(cfg, s[base + li - k], target) else 0
+
+
+@njit(cache=True, inline="always")
+def _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty):
+    """Set every column-to-column entry between column ``x`` and each other column ``j``: the
+    moves ``x -> j``, and ``j -> x`` unless ``j`` is in the bit set ``cols`` (its own call sets
+    those). Return the change in the number of legal actions.
+
+    With single-card moves (``kmax == 1``) each entry is one bit test of the other column's
+    exposed card against the cards ``x``'s exposed card goes on (or that go on it).
+    """
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    kmax = cfg[CFG_MAX_RUN]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    width = (c - 1) * kmax
+    moves = 2 + 2 * c
+    lx = s[off_len + x]
+    ux = s[off_tab + x * d + lx - 1] if lx > 0 else 0
+    delta = 0
+    if kmax == 1:
+        goes_on = np.uint64(0)  # cards ``ux`` goes on
+        takes = np.uint64(0)  # cards that go on ``ux``
+        if lx > 0:
+            if ux % N_RANKS != N_RANKS - 1:
+                goes_on = _neighbours(cfg, ux, 1)
+            if ux % N_RANKS != 0:
+                takes = _neighbours(cfg, ux, -1)
+        for j in range(c):
+            if j == x:
+                continue
+            lj = s[off_len + j]
+            if lj > 0:
+                bit = np.uint64(1) << np.uint64(s[off_tab + j * d + lj - 1])
+                forward = lx > 0 and (goes_on & bit) != 0
+                back = lx == 0 or (takes & bit) != 0
+            else:
+                forward = lx > 0
+                back = False
+            delta += _put(out, moves + x * width + (j - 1 if j > x else j), forward)
+            if not (cols >> np.uint64(j)) & np.uint64(1):
+                delta += _put(out, moves + j * width + (x - 1 if x > j else x), back)
+        return delta
+    run_x = run_length(s, cfg, x)
+    for j in range(c):
+        if j == x:
+            continue
+        lj = s[off_len + j]
+        uj = s[off_tab + j * d + lj - 1] if lj > 0 else 0
+        k_card = 0
+        k_empty = 0
+        if lx > 0:
+            if lj == 0:
+                k_empty = min(run_x, lim_empty)
+            else:
+                k_card = _onto_card(s, cfg, x, lx, run_x, uj, lim_card)
+        a0 = moves + x * width + (j - 1 if j > x else j) * kmax
+        delta += _put_runs(out, a0, kmax, k_card, k_empty)
+        if (cols >> np.uint64(j)) & np.uint64(1):
+            continue
+        k_card = 0
+        k_empty = 0
+        if lj > 0:
+            if lx == 0:
+                k_empty = min(run_length(s, cfg, j), lim_empty)
+            else:
+                k_card = _onto_card(s, cfg, j, lj, -1, ux, lim_card)
+        a0 = moves + j * width + (x - 1 if x > j else x) * kmax
+        delta += _put_runs(out, a0, kmax, k_card, k_empty)
+    return delta
+
+
+@njit(cache=True, inline="always")
 def refresh_legal_mask(s, cfg, out, cols, waste, found):
-    """Bring ``out``, the legal mask before a move, up to date after it; return whether any
-    action is legal.
+    """Bring ``out``, the legal mask before a move, up to date after it; return the change in
+    the number of legal actions (what :func:`legal_mask` counts).
 
     Only the entries that can have changed are recomputed: those of the columns in the bit
     set ``cols`` (moves out of them, onto them, to a foundation, from the waste), the waste
@@ -358,49 +426,35 @@ def refresh_legal_mask(s, cfg, out, cols, waste, found):
     """
     c = cfg[CFG_COLUMNS]
     d = cfg[CFG_DEPTH]
-    kmax = cfg[CFG_MAX_RUN]
     off_len = cfg[CFG_OFF_LEN]
     off_tab = cfg[CFG_OFF_TAB]
-    present, empties, lim_card, lim_empty = _move_context(s, cfg)
-    out[0] = stock_playable(s, cfg)
+    delta = _put(out, 0, stock_playable(s, cfg))
     wl = s[S_WASTE_LEN]
     w = s[cfg[CFG_OFF_WASTE] + wl - 1] if wl > 0 else -1
-    out[1] = w >= 0 and foundation_pile(s, w) >= 0
+    delta += _put(out, 1, w >= 0 and foundation_pile(s, w) >= 0)
     one = np.uint64(1)
+    if waste or found:
+        touched = np.uint64(2**64 - 1)
+    else:
+        touched = cols
     for j in range(c):
         mine = (cols >> np.uint64(j)) & one
-        if not (mine or waste or found):
+        if not (touched >> np.uint64(j)) & one:
             continue
         lj = s[off_len + j]
         top = s[off_tab + j * d + lj - 1] if lj > 0 else -1
         if mine or waste:
-            out[2 + j] = w >= 0 and (lj == 0 or fits(cfg, w, top))
+            delta += _put(out, 2 + j, w >= 0 and (lj == 0 or fits(cfg, w, top)))
         if mine or found:
-            out[2 + c + j] = lj > 0 and foundation_pile(s, top) >= 0
+            delta += _put(out, 2 + c + j, lj > 0 and foundation_pile(s, top) >= 0)
     if cols != 0:
-        width = (c - 1) * kmax
+        n_empty = empty_columns(s, cfg)
+        lim_card = run_limit(cfg, n_empty, False)
+        lim_empty = run_limit(cfg, n_empty, True) if n_empty > 0 else 0
         for x in range(c):
-            if not (cols >> np.uint64(x)) & one:
-                continue
-            row = 2 + 2 * c + x * width
-            for a in range(row, row + width):
-                out[a] = False
-            for i in range(c):
-                if i != x and not (cols >> np.uint64(i)) & one:
-                    jj = x - 1 if x > i else x
-                    a0 = 2 + 2 * c + i * width + jj * kmax
-                    for a in range(a0, a0 + kmax):
-                        out[a] = False
-        for x in range(c):
-            if not (cols >> np.uint64(x)) & one:
-                continue
-            if s[off_len + x] > 0:
-                _moves_from(s, cfg, out, x, present, empties, lim_card, lim_empty)
-            _moves_onto(s, cfg, out, x, cols, present, lim_card, lim_empty)
-    for a in range(out.shape[0]):
-        if out[a]:
-            return True
-    return False
+            if (cols >> np.uint64(x)) & one:
+                delta += _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty)
+    return delta
 
 
 @njit(cache=True)

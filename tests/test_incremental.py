@@ -15,7 +15,7 @@ import pytest
 from test_properties import VARIANTS, variant_id
 
 from forty_thieves_env import GameState, deal
-from forty_thieves_env.batch import G_LEN, P_LEN, P_ORACLE, ST_TERMINATED, encode_obs, step_one
+from forty_thieves_env.batch import G_LEGAL, G_LEN, P_LEN, P_ORACLE, ST_TERMINATED, encode_obs, step_one
 from forty_thieves_env.encoding import ObservationEncoder
 from forty_thieves_env.rewards import make_reward
 from forty_thieves_env.rules import legal_mask
@@ -35,10 +35,10 @@ def test_step_keeps_mask_and_observation_equal_to_fresh_ones(variant) -> None:
         s, cfg = game.array, game.cfg
         mask = np.zeros(cfg[CFG_N_ACTIONS], dtype=np.bool_)
         fresh = mask.copy()
-        legal_mask(s, cfg, mask)
         obs = np.zeros_like(encoder.buffer)
         encode_obs(s, cfg, obs, True)
         g = np.zeros(G_LEN, dtype=np.int64)
+        g[G_LEGAL] = legal_mask(s, cfg, mask)
         for _ in range(400):
             legal = np.flatnonzero(mask)
             # Mostly legal moves, preferring column moves (they change the most); some refused ones.
@@ -52,6 +52,8 @@ def test_step_keeps_mask_and_observation_equal_to_fresh_ones(variant) -> None:
             steps += 1
             n = legal_mask(s, cfg, fresh)
             np.testing.assert_array_equal(mask, fresh, err_msg=f"deal {number}, after action {action}")
+            assert g[G_LEGAL] == n, f"deal {number}, after action {action}: kept count {g[G_LEGAL]}, {n} legal"
+
             encoder.encode(s)
             np.testing.assert_array_equal(obs, encoder.buffer, err_msg=f"deal {number}, after action {action}")
             if status & ST_TERMINATED:

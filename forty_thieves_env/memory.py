@@ -1,0 +1,87 @@
+"""Raw memory helpers for the kernels: reference-count-free views and unaligned 8-byte words.
+
+Masks are ``bool`` arrays, one byte per action; reading or writing eight entries as one
+``uint64`` word lets a kernel count or set them eight at a time. These helpers work on
+the address of an entry (``a.ctypes.data + index``); the caller keeps every byte it
+touches inside the array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import carray, njit, types
+from numba import uint64 as u64
+from numba.extending import intrinsic
+
+#: Multiplying a word of eight 0/1 bytes by this puts their sum in the top byte.
+BYTE_SUM = u64(0x0101010101010101)
+
+
+@intrinsic
+def _pointer(typingctx, address, dtype):
+    """The integer ``address`` as a pointer to ``dtype`` items (for :func:`unowned`)."""
+    item = dtype.dtype
+    sig = types.CPointer(item)(address, dtype)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(item)))
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def unowned(a):
+    """A view of the C-contiguous array ``a`` that carries no reference count.
+
+    A row view of an array passed in from Python shares that array's reference count, which
+    numba raises and lowers atomically around every use; with two threads stepping games of
+    the same arrays that count's cache line bounces between the cores on every game. Views of
+    this one (valid while ``a`` is, i.e. during the kernel call) have none.
+    """
+    return carray(_pointer(a.ctypes.data, a.dtype), a.shape)
+
+
+@intrinsic
+def load_u64(typingctx, address):
+    """The 8 bytes at the integer ``address`` as a ``uint64`` (an unaligned load)."""
+    sig = types.uint64(address)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.uint64)))
+        return builder.load(ptr, align=1)
+
+    return sig, codegen
+
+
+@intrinsic
+def store_u64(typingctx, address, value):
+    """Write the ``uint64`` ``value`` to the 8 bytes at the integer ``address`` (unaligned)."""
+    sig = types.void(address, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.uint64)))
+        builder.store(args[1], ptr, align=1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def byte_sum(word):
+    """The sum of the eight bytes of ``word`` when each is 0 or 1."""
+    return np.int64((word * BYTE_SUM) >> u64(56))
+
+
+def _spread_table() -> np.ndarray:
+    table = np.zeros(256, dtype=np.uint64)
+    for bits in range(256):
+        word = 0
+        for i in range(8):
+            if bits >> i & 1:
+                word |= 1 << (8 * i)
+        table[bits] = word
+    return table
+
+
+#: ``SPREAD[b]``: the word whose byte ``i`` is bit ``i`` of ``b`` (eight bools from 8 bits).
+SPREAD = _spread_table()
