@@ -11,13 +11,20 @@ array          shape, dtype        content
 =============  ==================  ===============================================================
 ``states``     (N, size) int8      state arrays (see :mod:`.state`)
 ``masks``      (N, n) bool         legal actions now (what ``action_masks()`` returns)
-``obs``        (N, F) int8         observations, flat: the fields of :mod:`.encoding` in order
-                                   (the ``flat`` observation; ``dict`` fields are column slices)
+``obs``        (N * F,) int8       observations: every game's fields of :mod:`.encoding`, placed
+                                   as ``obs_lay`` says (below)
 ``games``      (N, G_LEN) int64    per-game counters, slots ``G_*`` below
 ``ep_return``  (N,) float64        sum of the rewards of the episode so far
 ``flags``      (F_LEN, N) bool     per-step results, rows ``F_*`` below
 ``rewards``    (N,) float64        per-step rewards
 =============  ==================  ===============================================================
+
+Observation buffer: in ``"flat"`` mode it is the ``(N, F)`` rows of the flat observation,
+one game after another; in ``"dict"`` and ``"oracle"`` mode each field is one block
+``(N, *shape)`` (all games' tableaux, then all wastes, ...), so that handing out a field
+is one contiguous copy. ``obs_lay`` (``(O_LEN, 2) int64``, rows ``O_*``) gives each
+field's start and the distance from one game's field to the next's; :func:`obs_place`
+turns it into one game's field starts (its *place*), which the encoding kernels take.
 
 :func:`step_one` is one game's step (check the action against the mask, apply it, reward,
 mask, observation) and is what the single environment calls; the batch kernels run
@@ -44,7 +51,7 @@ from numba import uint64 as u64
 from .cards import N_CARDS, N_FOUNDATIONS
 from .deals import TRAIN_RANGE, check_deal_number, deal_split, shuffle_into
 from .encoding import COUNT_REDEALS, COUNT_STOCK, FACE_DOWN, N_COUNTS, NO_CARD, check_mode, observation_fields
-from .memory import byte_sum, load_u64, unowned
+from .memory import byte_sum, copy_bytes, load_u64, unowned
 from .moves import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLUMN, KIND_WASTE_FOUNDATION, decode
 from .rewards import R_ILLEGAL, Reward, make_reward, reward_from_spec
 from .rules import apply_action, cards_home, deal_layout, empty_columns, legal_mask, refresh_legal_mask
@@ -117,6 +124,17 @@ PARALLEL_CHUNK = 32
 #: Bit set of every column (variants have at most 16), for :func:`refresh_obs`.
 ALL_COLUMNS = u64(2**64 - 1)
 
+# Observation fields in the kernels' order (that of :func:`~.encoding.observation_fields`):
+# rows of ``obs_lay`` and items of a place (see the module docstring).
+O_TABLEAU = 0
+O_WASTE = 1
+O_FOUNDATIONS = 2
+O_COUNTS = 3
+O_STOCK = 4  # oracle only
+O_REVEALED = 5  # oracle only (``tableau_revealed``)
+O_LEN = 6
+O_NAMES = ("tableau", "waste", "foundations", "counts", "stock", "tableau_revealed")
+
 
 # ------------------------------------------------------------------------------ kernels
 
@@ -132,15 +150,29 @@ def _obs_column(s, obs, src, dst, n, down, d):
 
 
 @njit(cache=True, inline="always")
-def refresh_obs(s, cfg, obs, oracle, cols, waste, stock):
-    """Rewrite the parts of the flat observation row ``obs`` that can differ from the one of
-    the previous state: the columns in the bit set ``cols``, the waste field when ``waste``,
-    the oracle's stock field when ``stock``, and always the foundations and counts (ten
-    bytes). With every bit set and both flags it writes the whole row (:func:`encode_obs`).
+def obs_place(lay, i):
+    """Where game ``i``'s fields start in the observation buffer laid out by ``lay``
+    (``(O_LEN, 2)``: start, stride): a tuple in ``O_*`` order."""
+    return (
+        lay[0, 0] + i * lay[0, 1],
+        lay[1, 0] + i * lay[1, 1],
+        lay[2, 0] + i * lay[2, 1],
+        lay[3, 0] + i * lay[3, 1],
+        lay[4, 0] + i * lay[4, 1],
+        lay[5, 0] + i * lay[5, 1],
+    )
 
-    The row holds the fields of :func:`~.encoding.encode_into` (and, with ``oracle``,
-    :func:`~.encoding.encode_oracle_into`) laid end to end as in the ``flat`` observation;
-    the tests hold the two to the same output.
+
+@njit(cache=True, inline="always")
+def refresh_obs(s, cfg, obs, place, oracle, cols, waste, stock):
+    """Rewrite the parts of a game's observation (fields at ``place`` in ``obs``) that can
+    differ from those of the previous state: the columns in the bit set ``cols``, the waste
+    field when ``waste``, the oracle's stock field when ``stock``, and always the
+    foundations and counts (ten bytes). With every bit set and both flags it writes all of
+    it (:func:`encode_obs`).
+
+    The fields are those of :func:`~.encoding.encode_into` (and, with ``oracle``,
+    :func:`~.encoding.encode_oracle_into`); the tests hold the two to the same output.
     """
     c = cfg[CFG_COLUMNS]
     d = cfg[CFG_DEPTH]
@@ -149,11 +181,12 @@ def refresh_obs(s, cfg, obs, oracle, cols, waste, stock):
     off_down = cfg[CFG_OFF_DOWN]
     off_tab = cfg[CFG_OFF_TAB]
     one = u64(1)
+    o = place[O_TABLEAU]
     for i in range(c):
         if (cols >> u64(i)) & one:
-            _obs_column(s, obs, off_tab + i * d, i * d, s[off_len + i], s[off_down + i], d)
-    o = c * d
+            _obs_column(s, obs, off_tab + i * d, o + i * d, s[off_len + i], s[off_down + i], d)
     if waste:
+        o = place[O_WASTE]
         wl = s[S_WASTE_LEN]
         pad = cap - wl
         off_w = cfg[CFG_OFF_WASTE]
@@ -161,39 +194,64 @@ def refresh_obs(s, cfg, obs, oracle, cols, waste, stock):
             obs[o + t] = NO_CARD
         for t in range(wl):
             obs[o + pad + t] = s[off_w + t]
-    o += cap
+    o = place[O_FOUNDATIONS]
     for p in range(N_FOUNDATIONS):
         obs[o + p] = s[S_FOUND + p]
-    o += N_FOUNDATIONS
+    o = place[O_COUNTS]
     obs[o + COUNT_STOCK] = s[S_STOCK_LEN]
     obs[o + COUNT_REDEALS] = s[S_REDEALS]
     if not oracle:
         return
-    o += N_COUNTS
     if stock:
+        o = place[O_STOCK]
         sl = s[S_STOCK_LEN]
         off_st = cfg[CFG_OFF_STOCK]
         for t in range(sl):
             obs[o + t] = s[off_st + sl - 1 - t]
         for t in range(sl, cap):
             obs[o + t] = NO_CARD
-    o += cap
+    o = place[O_REVEALED]
     for i in range(c):
         if (cols >> u64(i)) & one:
             _obs_column(s, obs, off_tab + i * d, o + i * d, s[off_len + i], 0, d)
 
 
 @njit(cache=True)
-def encode_obs(s, cfg, obs, oracle):
-    """Encode state ``s`` into the flat observation row ``obs`` (``(F,) int8``), all of it."""
-    refresh_obs(s, cfg, obs, oracle, ALL_COLUMNS, True, True)
+def encode_obs(s, cfg, obs, place, oracle):
+    """Encode state ``s`` into the observation fields at ``place`` in ``obs``, all of them."""
+    refresh_obs(s, cfg, obs, place, oracle, ALL_COLUMNS, True, True)
 
 
 @njit(cache=True, inline="always")
-def step_one(s, cfg, mask, obs, spec, action, params, g):
+def copy_obs(cfg, obs, place, oracle, out):
+    """Copy a game's fields (at ``place`` in ``obs``) to the same place in ``out``."""
+    cd = cfg[CFG_COLUMNS] * cfg[CFG_DEPTH]
+    cap = cfg[CFG_STOCK]
+    sizes = (cd, cap, N_FOUNDATIONS, N_COUNTS, cap, cd)
+    for f in range(O_STOCK + 2 if oracle else O_STOCK):
+        copy_bytes(out, place[f], obs, place[f], sizes[f])
+
+
+@njit(cache=True, inline="always")
+def gather_obs(cfg, obs, place, oracle, row):
+    """Copy a game's fields (at ``place`` in ``obs``) into the flat observation row ``row``."""
+    cd = cfg[CFG_COLUMNS] * cfg[CFG_DEPTH]
+    cap = cfg[CFG_STOCK]
+    sizes = (cd, cap, N_FOUNDATIONS, N_COUNTS, cap, cd)
+    o = 0
+    for f in range(O_STOCK + 2 if oracle else O_STOCK):
+        src = place[f]
+        for t in range(sizes[f]):
+            row[o + t] = obs[src + t]
+        o += sizes[f]
+
+
+@njit(cache=True, inline="always")
+def step_one(s, cfg, mask, obs, place, spec, action, params, g):
     """One game's step; returns ``(reward, status, moves, cards home)``, status bits ``ST_*``.
 
-    A legal action (``mask[action]``) is applied; then the mask, the observation row and
+    A legal action (``mask[action]``) is applied; then the mask, the observation (fields at
+    ``place`` in ``obs``, see :func:`obs_place`) and
     the counters ``g`` (a ``games`` row) are brought up to date. A refused action leaves
     the state, mask and observation as they were and earns ``spec[R_ILLEGAL]``.
 
@@ -211,7 +269,7 @@ def step_one(s, cfg, mask, obs, spec, action, params, g):
         g[G_MOVES] += 1
         if cfg[CFG_AUTO] or (supermove and empty_columns(s, cfg) != empty_before):
             n_legal = legal_mask(s, cfg, mask)
-            encode_obs(s, cfg, obs, params[P_ORACLE])
+            encode_obs(s, cfg, obs, place, params[P_ORACLE])
         else:
             cols = u64(0)
             if i >= 0:
@@ -221,7 +279,7 @@ def step_one(s, cfg, mask, obs, spec, action, params, g):
             waste = kind in (KIND_STOCK, KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN)
             found = kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION)
             n_legal = g[G_LEGAL] + refresh_legal_mask(s, cfg, mask, cols, waste, found)
-            refresh_obs(s, cfg, obs, params[P_ORACLE], cols, waste, kind == KIND_STOCK)
+            refresh_obs(s, cfg, obs, place, params[P_ORACLE], cols, waste, kind == KIND_STOCK)
         g[G_LEGAL] = n_legal
         home = cards_home(s)
         g[G_CARDS] = home
@@ -241,12 +299,12 @@ def step_one(s, cfg, mask, obs, spec, action, params, g):
 
 
 @njit(cache=True)
-def reset_one(s, cfg, mask, obs, params, g, number, deck):
+def reset_one(s, cfg, mask, obs, place, params, g, number, deck):
     """Deal PySolFC deal ``number`` into ``s`` and refresh the mask, observation and counters."""
     shuffle_into(number, deck)
     deal_layout(s, cfg, deck)
     g[G_LEGAL] = legal_mask(s, cfg, mask)
-    encode_obs(s, cfg, obs, params[P_ORACLE])
+    encode_obs(s, cfg, obs, place, params[P_ORACLE])
     g[G_DEAL] = number
     g[G_MOVES] = 0
     g[G_ELAPSED] = 0
@@ -259,9 +317,14 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
     """Step games ``lo..hi-1`` of a batch: :func:`step_one`, the time limit, then autoreset.
 
     ``bufs`` is the tuple of batch arrays :meth:`BatchGames.step` passes (see its order there).
+    When ``out_obs`` is not empty, each game's observation, mask and info counters after its
+    step are also copied to ``out_obs``, ``out_masks`` and ``out_info`` (rows deal, moves,
+    cards home) while they are still in the core's cache: fresh arrays that the caller hands
+    out without copying them again.
     """
-    states, masks, obs, games, ep_return, rewards, flags = bufs[:7]
-    final_obs, final_masks, final_games, final_return, decks = bufs[7:]
+    states, masks, obs, obs_lay, games, ep_return, rewards, flags = bufs[:8]
+    final_obs, final_masks, final_games, final_return, decks = bufs[8:13]
+    out_obs, out_masks, out_info = bufs[13:]
     cfg = unowned(cfg)
     spec = unowned(spec)
     params = unowned(params)
@@ -273,18 +336,27 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
     states = unowned(states)
     masks = unowned(masks)
     obs = unowned(obs)
+    obs_lay = unowned(obs_lay)
     games = unowned(games)
     decks = unowned(decks)
     final_obs = unowned(final_obs)
     final_masks = unowned(final_masks)
     final_games = unowned(final_games)
+    out_obs = unowned(out_obs)
+    out_masks = unowned(out_masks)
+    out_info = unowned(out_info)
+    emit = out_obs.shape[0] > 0
+    n_act = masks.shape[1]
+    masks_flat = masks.reshape(masks.shape[0] * n_act)
     auto_next = params[P_AUTORESET] == AUTORESET_NEXT_STEP
     max_steps = params[P_MAX_STEPS]
+    oracle = params[P_ORACLE]
     for i in range(lo, hi):
         g = games[i]
+        place = obs_place(obs_lay, i)
         flags[F_DRAWN, i] = False
         if g[G_PENDING]:  # NEXT_STEP: the episode ended last step; this step resets it
-            reset_one(states[i], cfg, masks[i], obs[i], params, g, g[G_NEXT_DEAL], decks[i])
+            reset_one(states[i], cfg, masks[i], obs, place, params, g, g[G_NEXT_DEAL], decks[i])
             ep_return[i] = 0.0
             rewards[i] = 0.0
             flags[F_TERMINATED, i] = False
@@ -293,28 +365,34 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
             flags[F_ILLEGAL, i] = False
             flags[F_DRAWN, i] = True
             flags[F_RESET, i] = True
-            continue
-        r, status, _, _ = step_one(states[i], cfg, masks[i], obs[i], spec, actions[i], params, g)
-        rewards[i] = r
-        ep_return[i] += r
-        terminated = (status & ST_TERMINATED) != 0
-        truncated = max_steps > 0 and g[G_ELAPSED] >= max_steps
-        flags[F_TERMINATED, i] = terminated
-        flags[F_TRUNCATED, i] = truncated
-        flags[F_WON, i] = (status & ST_WON) != 0
-        flags[F_ILLEGAL, i] = (status & ST_ILLEGAL) != 0
-        flags[F_RESET, i] = False
-        if terminated or truncated:
-            if auto_next:
-                g[G_PENDING] = 1
-            else:
-                final_obs[i, :] = obs[i]
-                final_masks[i, :] = masks[i]
-                final_games[i, :] = g
-                final_return[i] = ep_return[i]
-                reset_one(states[i], cfg, masks[i], obs[i], params, g, g[G_NEXT_DEAL], decks[i])
-                ep_return[i] = 0.0
-                flags[F_DRAWN, i] = True
+        else:
+            r, status, _, _ = step_one(states[i], cfg, masks[i], obs, place, spec, actions[i], params, g)
+            rewards[i] = r
+            ep_return[i] += r
+            terminated = (status & ST_TERMINATED) != 0
+            truncated = max_steps > 0 and g[G_ELAPSED] >= max_steps
+            flags[F_TERMINATED, i] = terminated
+            flags[F_TRUNCATED, i] = truncated
+            flags[F_WON, i] = (status & ST_WON) != 0
+            flags[F_ILLEGAL, i] = (status & ST_ILLEGAL) != 0
+            flags[F_RESET, i] = False
+            if terminated or truncated:
+                if auto_next:
+                    g[G_PENDING] = 1
+                else:
+                    gather_obs(cfg, obs, place, oracle, final_obs[i])
+                    final_masks[i, :] = masks[i]
+                    final_games[i, :] = g
+                    final_return[i] = ep_return[i]
+                    reset_one(states[i], cfg, masks[i], obs, place, params, g, g[G_NEXT_DEAL], decks[i])
+                    ep_return[i] = 0.0
+                    flags[F_DRAWN, i] = True
+        if emit:
+            copy_obs(cfg, obs, place, oracle, out_obs)
+            copy_bytes(out_masks, i * n_act, masks_flat, i * n_act, n_act)
+            out_info[0, i] = g[G_DEAL]
+            out_info[1, i] = g[G_MOVES]
+            out_info[2, i] = g[G_CARDS]
 
 
 # Two thin entry points over :func:`step_games`, not one function compiled twice: numba's
@@ -336,11 +414,12 @@ def step_batch_serial(cfg, spec, params, actions, bufs, chunk):
 
 
 @njit(cache=True)
-def reset_batch(states, cfg, masks, obs, games, ep_return, params, which, numbers, decks):
+def reset_batch(states, cfg, masks, obs, obs_lay, games, ep_return, params, which, numbers, decks):
     """Deal ``numbers[i]`` into every game ``i`` with ``which[i]`` (resets are rare: serial)."""
     for i in range(states.shape[0]):
         if which[i]:
-            reset_one(states[i], cfg, masks[i], obs[i], params, games[i], numbers[i], decks[i])
+            place = obs_place(obs_lay, i)
+            reset_one(states[i], cfg, masks[i], obs, place, params, games[i], numbers[i], decks[i])
             ep_return[i] = 0.0
 
 
@@ -473,6 +552,24 @@ def observation_layout(variant: Variant, mode: str) -> dict[str, tuple[int, int,
     return out
 
 
+def observation_lay(layout: dict[str, tuple[int, int, tuple[int, ...]]], num_games: int, by_field: bool) -> np.ndarray:
+    """The ``(O_LEN, 2) int64`` start and per-game stride of each field (see the module
+    docstring) in a buffer of ``num_games`` observations: one game's flat row after another,
+    or (``by_field``) one block per field. Fields the mode lacks get ``(0, 0)``."""
+    size = max(stop for _, stop, _ in layout.values())
+    lay = np.zeros((O_LEN, 2), dtype=np.int64)
+    for f, name in enumerate(O_NAMES):
+        if name in layout:
+            start, stop, _ = layout[name]
+            lay[f] = (num_games * start, stop - start) if by_field else (start, size)
+    return lay
+
+
+def flat_place(layout: dict[str, tuple[int, int, tuple[int, ...]]]) -> tuple[int, ...]:
+    """The place (see :func:`obs_place`) of a single flat observation row of ``layout``."""
+    return tuple(int(layout[name][0]) if name in layout else 0 for name in O_NAMES)
+
+
 class BatchGames:
     """``num_games`` games of one variant, stepped in one compiled call (no gymnasium needed).
 
@@ -541,7 +638,8 @@ class BatchGames:
         self.autoreset = autoreset
         self.num_threads = num_threads
         self.layout = observation_layout(self.variant, observation)
-        obs_size = max(stop for _, stop, _ in self.layout.values())
+        obs_size = self.obs_size = max(stop for _, stop, _ in self.layout.values())
+        self.obs_lay = observation_lay(self.layout, n, by_field=self.observation_mode != "flat")
 
         self.params = np.zeros(P_LEN, dtype=np.int64)
         self.params[P_ORACLE] = observation == "oracle"
@@ -552,7 +650,8 @@ class BatchGames:
         size = int(self.cfg[CFG_SIZE])
         self.states = np.zeros((n, size), dtype=np.int8)
         self.masks = np.zeros((n, self.n_actions), dtype=np.bool_)
-        self.obs = np.zeros((n, obs_size), dtype=np.int8)
+        self.obs = np.zeros(n * obs_size, dtype=np.int8)
+        self._obs_rows = self.obs.reshape(n, obs_size)  # the flat mode's (N, F) view, one object
         self.games = np.zeros((n, G_LEN), dtype=np.int64)
         self.ep_return = np.zeros(n, dtype=np.float64)
         self.rewards = np.zeros(n, dtype=np.float64)
@@ -565,27 +664,50 @@ class BatchGames:
         self.final_masks = np.zeros((n if same else 0, self.n_actions), dtype=np.bool_)
         self.final_games = np.zeros((n if same else 0, G_LEN), dtype=np.int64)
         self.final_return = np.zeros(n if same else 0, dtype=np.float64)
+        # What step(emit=True) hands out (filled by the kernel), and the empty stand-ins otherwise.
+        self._no_outputs = (np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.bool_), np.zeros((3, 0), dtype=np.int64))
+        self.out_obs = self._no_outputs[0]
+        self.out_masks = np.zeros((0, self.n_actions), dtype=np.bool_)
+        self.out_info = self._no_outputs[2]
         self.rngs: list[np.random.Generator] | None = None
         self.seeds: list[int | None] = [None] * n  # what each game's generator was seeded with
         self._parallel = n >= PARALLEL_MIN_GAMES and num_threads != 1
 
     # ----- views --------------------------------------------------------------------
-    def field(self, name: str, source: np.ndarray | None = None) -> np.ndarray:
-        """``(N, *shape)`` view of observation field ``name`` in ``source`` (default ``obs``)."""
+    def field(self, name: str, source: np.ndarray | None = None, buffer: np.ndarray | None = None) -> np.ndarray:
+        """``(N, *shape)`` view of observation field ``name``: of the live buffer ``obs`` (or
+        ``buffer``, laid out alike, e.g. :attr:`out_obs`), or of ``source``, an ``(n, F)``
+        array of flat observation rows."""
         start, stop, shape = self.layout[name]
-        src = self.obs if source is None else source
-        return src[:, start:stop].reshape(src.shape[0], *shape)
-
-    def observations(self, source: np.ndarray | None = None, copy: bool = True) -> np.ndarray | dict[str, np.ndarray]:
-        """Batched observations of the flat rows ``source`` (default ``obs``): the rows in
-        ``"flat"`` mode, else a dict of :meth:`field` arrays; copies, or views of ``source``
-        (overwritten by the next step) with ``copy=False``."""
-        src = self.obs if source is None else source
+        if source is not None:
+            return source[:, start:stop].reshape(source.shape[0], *shape)
+        n = self.num_games
+        buf = self.obs if buffer is None else buffer
         if self.observation_mode == "flat":
-            return src.copy() if copy else src
+            return buf.reshape(n, self.obs_size)[:, start:stop].reshape(n, *shape)
+        base = n * start
+        return buf[base : base + n * (stop - start)].reshape(n, *shape)
+
+    def flat_rows(self) -> np.ndarray:
+        """``(N, F)``: every game's observation as a flat row (a copy in dict modes)."""
+        if self.observation_mode == "flat":
+            return self._obs_rows
+        return np.concatenate([self.field(name).reshape(self.num_games, -1) for name in self.layout], axis=1)
+
+    def observations(
+        self, source: np.ndarray | None = None, copy: bool = True, buffer: np.ndarray | None = None
+    ) -> np.ndarray | dict[str, np.ndarray]:
+        """Batched observations: of the live buffer (or ``buffer``, laid out alike), or of the
+        flat rows ``source``; the rows in ``"flat"`` mode, else a dict of :meth:`field`
+        arrays (each one contiguous block of the buffer); copies, or views with ``copy=False``
+        (of the live buffer: overwritten by the next step)."""
+        if self.observation_mode == "flat":
+            if source is None:
+                source = self._obs_rows if buffer is None else buffer.reshape(self.num_games, self.obs_size)
+            return source.copy() if copy else source
         if copy:
-            return {name: self.field(name, src).copy() for name in self.layout}
-        return {name: self.field(name, src) for name in self.layout}
+            return {name: self.field(name, source, buffer).copy() for name in self.layout}
+        return {name: self.field(name, source, buffer) for name in self.layout}
 
     def final_observations(self, idx: np.ndarray) -> list[np.ndarray | dict[str, np.ndarray]]:
         """The last observation of each game in ``idx`` that a same-step reset ended, one per game."""
@@ -679,6 +801,7 @@ class BatchGames:
             self.cfg,
             self.masks,
             self.obs,
+            self.obs_lay,
             self.games,
             self.ep_return,
             self.params,
@@ -703,14 +826,28 @@ class BatchGames:
             g = self.games[i]
             g[G_DEAL] = g[G_MOVES] = g[G_ELAPSED] = g[G_PENDING] = 0
             g[G_LEGAL] = legal_mask(s, self.cfg, self.masks[i])
-            encode_obs(s, self.cfg, self.obs[i], oracle)
+            encode_obs(s, self.cfg, self.obs, obs_place(self.obs_lay, i), oracle)
             g[G_CARDS] = cards_home(s)
         self.ep_return[which] = 0.0
         self.flags[:, which] = False
         self.rewards[which] = 0.0
 
-    def step(self, actions: np.ndarray) -> None:
-        """Step every game with ``actions`` (``(N,)`` ints); results land in the arrays."""
+    def step(self, actions: np.ndarray, emit: bool = False) -> None:
+        """Step every game with ``actions`` (``(N,)`` ints); results land in the arrays.
+
+        With ``emit``, the kernel also writes fresh arrays of what a step returns, for the
+        caller to keep: :attr:`out_obs` (the observation buffer, laid out as ``obs``; see
+        :meth:`observations`), :attr:`out_masks` ``(N, n)`` and :attr:`out_info` ``(3, N)``
+        (deal, moves, cards home).
+        """
+        n = self.num_games
+        if emit:
+            self.out_obs = np.empty(n * self.obs_size, dtype=np.int8)
+            self.out_masks = np.empty((n, self.n_actions), dtype=np.bool_)
+            self.out_info = np.empty((3, n), dtype=np.int64)
+            outs = (self.out_obs, self.out_masks.reshape(-1), self.out_info)
+        else:
+            outs = self._no_outputs
         a = self.actions
         a[:] = actions  # casts and checks the shape
         if self.illegal_action == "raise":
@@ -720,6 +857,7 @@ class BatchGames:
             self.states,
             self.masks,
             self.obs,
+            self.obs_lay,
             self.games,
             self.ep_return,
             self.rewards,
@@ -729,6 +867,7 @@ class BatchGames:
             self.final_games,
             self.final_return,
             self.decks,
+            *outs,
         )  # in the order step_games unpacks them
         self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
         drawn = self.flags[F_DRAWN]

@@ -25,6 +25,8 @@ from .batch import (
     check_deals,
     check_position,
     draw_deal,
+    flat_place,
+    observation_layout,
     step_one,
 )
 from .deals import check_deal_number, shuffled_pack
@@ -207,6 +209,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         self._params[P_ORACLE] = self.observation_mode == "oracle"
         self._params[P_ILLEGAL_TERMINATES] = illegal_action == "terminate"
         self._counters = np.zeros(G_LEN, dtype=np.int64)
+        self._place = flat_place(observation_layout(self.variant, self.observation_mode))  # fields in the buffer
         self._deal = 0
         self._renderer: Any = None
 
@@ -261,7 +264,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
             raise IllegalMoveError(f"illegal move {format_move(self.variant, a)}: {why_illegal(self._s, self.cfg, a)}")
         enc = self._encoder
         reward, status, moves, cards = step_one(
-            self._s, self.cfg, self._mask, enc.buffer, self._spec, a, self._params, self._counters
+            self._s, self.cfg, self._mask, enc.buffer, self._place, self._spec, a, self._params, self._counters
         )
         info = {
             "deal": self._deal,

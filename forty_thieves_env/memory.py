@@ -85,3 +85,21 @@ def _spread_table() -> np.ndarray:
 
 #: ``SPREAD[b]``: the word whose byte ``i`` is bit ``i`` of ``b`` (eight bools from 8 bits).
 SPREAD = _spread_table()
+
+
+@njit(cache=True, inline="always")
+def copy_bytes(dst, dst_at, src, src_at, n):
+    """``dst[dst_at:dst_at + n] = src[src_at:src_at + n]`` for 1-byte arrays that do not
+    overlap there: eight bytes a word, the last word overlapping the one before it."""
+    if n < 8:
+        for t in range(n):
+            dst[dst_at + t] = src[src_at + t]
+        return
+    d = dst.ctypes.data + dst_at
+    s = src.ctypes.data + src_at
+    k = 0
+    while k + 8 <= n:
+        store_u64(d + k, load_u64(s + k))
+        k += 8
+    if k < n:
+        store_u64(d + n - 8, load_u64(s + n - 8))

@@ -128,14 +128,14 @@ class FortyThievesVecEnv(VecEnv):
         self._reset_options()
         g = self.batch.games
         self.reset_infos = [{"deal": int(g[i, G_DEAL])} for i in range(self.num_envs)]
-        return self._observations(self.batch.obs)
+        return self._observations()
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = actions
 
     def step_wait(self) -> VecEnvStepReturn:
         b = self.batch
-        b.step(self._actions)
+        b.step(self._actions, emit=True)  # the kernel writes fresh observations (out_obs)
         f = b.flags
         terminated, truncated = f[F_TERMINATED], f[F_TRUNCATED]
         dones = terminated | truncated
@@ -157,11 +157,12 @@ class FortyThievesVecEnv(VecEnv):
                     "cards_on_foundations": int(fg[i, G_CARDS]),
                     "won": won,
                 }
-        return self._observations(b.obs), b.rewards.astype(np.float32), dones, infos
+        return self._observations(b.out_obs), b.rewards.astype(np.float32), dones, infos
 
-    def _observations(self, source: np.ndarray) -> Any:
-        """Batched observations as ``DummyVecEnv`` gives them (an ``OrderedDict`` for dicts)."""
-        obs = self.batch.observations(source)
+    def _observations(self, fresh: np.ndarray | None = None) -> Any:
+        """Batched observations as ``DummyVecEnv`` gives them (an ``OrderedDict`` for dicts):
+        copies of the live buffer, or views of ``fresh``, a buffer no one else writes."""
+        obs = self.batch.observations(buffer=fresh, copy=fresh is None)
         return obs if isinstance(obs, np.ndarray) else OrderedDict(obs)
 
     def close(self) -> None:

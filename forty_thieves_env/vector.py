@@ -180,7 +180,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every game (``actions``: ``N`` ints); autoreset as ``autoreset_mode`` says."""
         b = self._batch
-        b.step(actions)
+        b.step(actions, emit=True)  # fresh observation, mask and info arrays, written by the kernel
         f = b.flags
         infos = self._infos(self._all, reset=False)
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
@@ -188,7 +188,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
             if done.any():
                 self._add_final(infos, done)
         return (
-            self._observations(),
+            b.observations(buffer=b.out_obs, copy=False) if self.copy else self._observations(),
             b.rewards.copy(),
             f[F_TERMINATED].copy(),
             f[F_TRUNCATED].copy(),
@@ -201,10 +201,10 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
     def _infos(self, which: np.ndarray, reset: bool) -> dict[str, Any]:
         """The infos dict as ``SyncVectorEnv`` assembles it (games outside ``which`` zeroed)."""
         b = self._batch
-        games = b.games
         infos: dict[str, Any] = {}
-        for key, slot in _INFO_INT_KEYS:
-            infos[key] = games[:, slot].copy()
+        for row, (key, slot) in enumerate(_INFO_INT_KEYS):
+            # After a step the kernel has written these to fresh arrays (BatchGames.out_info).
+            infos[key] = b.games[:, slot].copy() if reset else b.out_info[row]
             infos["_" + key] = which.copy()
         if reset:
             infos["won"] = np.zeros(self.num_envs, dtype=np.bool_)
@@ -219,7 +219,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
             infos["illegal_action"] = b.flags[F_ILLEGAL].copy()
         infos["_won"] = which.copy()
         infos["_illegal_action"] = which.copy()
-        infos["action_mask"] = b.masks.copy()
+        infos["action_mask"] = b.masks.copy() if reset else b.out_masks
         infos["_action_mask"] = which.copy()
         if which is not self._all:
             for key in ("deal", "moves", "cards_on_foundations", "won", "illegal_action", "action_mask"):

@@ -15,7 +15,17 @@ import pytest
 from test_properties import VARIANTS, variant_id
 
 from forty_thieves_env import GameState, deal
-from forty_thieves_env.batch import G_LEGAL, G_LEN, P_LEN, P_ORACLE, ST_TERMINATED, encode_obs, step_one
+from forty_thieves_env.batch import (
+    G_LEGAL,
+    G_LEN,
+    P_LEN,
+    P_ORACLE,
+    ST_TERMINATED,
+    encode_obs,
+    flat_place,
+    observation_layout,
+    step_one,
+)
 from forty_thieves_env.encoding import ObservationEncoder
 from forty_thieves_env.rewards import make_reward
 from forty_thieves_env.rules import legal_mask
@@ -29,6 +39,7 @@ def test_step_keeps_mask_and_observation_equal_to_fresh_ones(variant) -> None:
     params = np.zeros(P_LEN, dtype=np.int64)
     params[P_ORACLE] = 1  # the oracle row holds every field of the other modes too
     encoder = ObservationEncoder(variant, "oracle")
+    place = flat_place(observation_layout(variant, "oracle"))
     steps = 0
     for number in range(1, 7):
         game = deal(variant, number)
@@ -36,7 +47,7 @@ def test_step_keeps_mask_and_observation_equal_to_fresh_ones(variant) -> None:
         mask = np.zeros(cfg[CFG_N_ACTIONS], dtype=np.bool_)
         fresh = mask.copy()
         obs = np.zeros_like(encoder.buffer)
-        encode_obs(s, cfg, obs, True)
+        encode_obs(s, cfg, obs, place, True)
         g = np.zeros(G_LEN, dtype=np.int64)
         g[G_LEGAL] = legal_mask(s, cfg, mask)
         for _ in range(400):
@@ -48,7 +59,7 @@ def test_step_keeps_mask_and_observation_equal_to_fresh_ones(variant) -> None:
                 column = legal[legal > 1 + variant.columns]
                 pool = column if len(column) and rng.random() < 0.6 else legal
                 action = int(pool[rng.integers(len(pool))])
-            _, status, _, _ = step_one(s, cfg, mask, obs, spec, action, params, g)
+            _, status, _, _ = step_one(s, cfg, mask, obs, place, spec, action, params, g)
             steps += 1
             n = legal_mask(s, cfg, fresh)
             np.testing.assert_array_equal(mask, fresh, err_msg=f"deal {number}, after action {action}")

@@ -21,7 +21,7 @@ from gymnasium.vector import AutoresetMode
 
 import forty_thieves_env
 from forty_thieves_env import ENV_IDS, IllegalMoveError, deal, format_position, get_variant, parse_move
-from forty_thieves_env.batch import PARALLEL_MIN_GAMES, BatchGames, encode_obs
+from forty_thieves_env.batch import PARALLEL_MIN_GAMES, BatchGames, encode_obs, flat_place
 from forty_thieves_env.deals import SPLITS, TRAIN_RANGE
 from forty_thieves_env.encoding import ObservationEncoder
 from forty_thieves_env.registration import MAX_EPISODE_STEPS
@@ -213,22 +213,30 @@ def test_parallel_and_serial_kernels_agree() -> None:
 
 
 def test_fast_encoder_writes_what_the_encoding_kernels_write() -> None:
-    """The batch kernels' flat encoder against :mod:`.encoding`'s kernels, on states of random play."""
+    """The batch kernels' encoder against :mod:`.encoding`'s kernels, on states of random play,
+    in both buffer layouts (flat rows; one block per field), and the fields handed out."""
     for variant in ("classic", "rank_and_file", "relaxed", "limited", "maria"):
-        for mode in ("dict", "oracle"):
+        for mode in ("flat", "dict", "oracle"):
             b = BatchGames(40, variant, observation=mode, max_episode_steps=200)
             b.reset(seed=2)
             reference = ObservationEncoder(b.variant, mode)
-            expected = np.zeros_like(b.obs)
+            expected = np.zeros((40, b.obs_size), dtype=np.int8)
             rng = np.random.default_rng(0)
             for _ in range(150):
                 b.step(b.sample_legal(rng))  # encodes every game into b.obs
                 for i in range(40):
                     reference.encode(b.states[i])
                     expected[i] = reference.buffer
-                assert np.array_equal(b.obs, expected), (variant, mode)
-            row = np.full(b.obs.shape[1], 99, dtype=np.int8)
-            encode_obs(b.states[7], b.cfg, row, b.params[0])  # also when called on its own
+                assert np.array_equal(b.flat_rows(), expected), (variant, mode)
+            obs = b.observations()
+            if mode == "flat":
+                np.testing.assert_array_equal(obs, expected)
+            else:
+                for name, (start, stop, shape) in b.layout.items():
+                    assert obs[name].flags.c_contiguous and obs[name].shape == (40, *shape)
+                    np.testing.assert_array_equal(obs[name].reshape(40, -1), expected[:, start:stop])
+            row = np.full(b.obs_size, 99, dtype=np.int8)
+            encode_obs(b.states[7], b.cfg, row, flat_place(b.layout), b.params[0])  # on its own
             np.testing.assert_array_equal(row, expected[7])
 
 
