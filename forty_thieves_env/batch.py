@@ -119,8 +119,9 @@ DEAL_RANGE = TRAIN_RANGE
 #: costs microseconds on an idle machine and milliseconds on a busy one, more than the
 #: work of a small batch (about a microsecond per game).
 PARALLEL_MIN_GAMES = 512
-#: Games per work item of a parallel step (see :meth:`BatchGames._run`).
-PARALLEL_CHUNK = 32
+#: Games per work item of a parallel step (see :meth:`BatchGames._run`): 64 games' per-step
+#: flags fill one cache line, so that two threads seldom write the same line.
+PARALLEL_CHUNK = 64
 #: Bit set of every column (variants have at most 16), for :func:`refresh_obs`.
 ALL_COLUMNS = u64(2**64 - 1)
 
