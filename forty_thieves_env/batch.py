@@ -4,7 +4,7 @@ This is the machinery under the native vector environments (:mod:`.vector` for G
 :mod:`.sb3` for stable-baselines3) and under the fused single-game step of
 :class:`~.env.FortyThievesEnv`. It imports neither gymnasium nor torch.
 
-A batch of ``N`` games is a set of 2-D arrays, one row per game:
+A batch of ``N`` games is a set of arrays, one row (or slot) per game:
 
 =============  ==================  ===============================================================
 array          shape, dtype        content
@@ -17,7 +17,14 @@ array          shape, dtype        content
 ``ep_return``  (N,) float64        sum of the rewards of the episode so far
 ``flags``      (F_LEN, N) bool     per-step results, rows ``F_*`` below
 ``rewards``    (N,) float64        per-step rewards
+``out_obs``,   like ``obs``,       what ``step(..., emit=True)`` hands out: each game's
+``out_masks``, ``masks`` and       observation, mask and info counters (deal, moves, cards home)
+``out_info``   (3, N) int64        after its step, copied by the kernel into fresh arrays
 =============  ==================  ===============================================================
+
+Every game keeps the number of its legal actions (``games[:, G_LEGAL]``): the step updates
+it with the few mask entries it rewrites, so that neither the end-of-episode test nor the
+random-action sampler has to scan a mask.
 
 Observation buffer: in ``"flat"`` mode it is the ``(N, F)`` rows of the flat observation,
 one game after another; in ``"dict"`` and ``"oracle"`` mode each field is one block
@@ -28,8 +35,8 @@ turns it into one game's field starts (its *place*), which the encoding kernels 
 
 :func:`step_one` is one game's step (check the action against the mask, apply it, reward,
 mask, observation) and is what the single environment calls; the batch kernels run
-:func:`step_game` (``step_one`` plus the time limit and autoreset) for every game, in
-parallel over the cores (``prange``) or serially.
+:func:`step_games` (``step_one`` plus the time limit, autoreset and the copies to the
+``out_*`` arrays) for every game, in parallel over the cores (``prange``) or serially.
 
 Autoreset: ``AUTORESET_NEXT_STEP`` (Gymnasium's default): a game whose episode ended is
 reset by its next step, whose action is ignored and whose reward is 0.

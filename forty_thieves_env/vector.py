@@ -40,8 +40,11 @@ all the games (:mod:`.batch`).
 * **Threads**: the kernel runs on numba's threads (``NUMBA_NUM_THREADS``, all cores by
   default); ``num_threads=k`` uses ``k`` of them for this environment's calls. Batches of
   fewer than :data:`~.batch.PARALLEL_MIN_GAMES` games run in the calling thread.
-* ``copy=False`` returns the environment's own observation buffers (overwritten by the
-  next step) instead of copies.
+* **Fresh arrays**: every step's observations (each ``dict`` field one contiguous array),
+  rewards, flags, masks and info arrays are new arrays, never touched again; the kernel
+  writes the observations, masks and info counters into them as it steps each game.
+  ``copy=False`` returns the environment's own observation buffers instead (overwritten
+  by the next step).
 """
 
 from __future__ import annotations
