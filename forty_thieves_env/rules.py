@@ -341,7 +341,7 @@ def _onto_card(s, cfg, src, li, run, target, lim_card):
     return k if fits(cfg, s[base + li - k], target) else 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty):
     """Set every column-to-column entry between column ``x`` and each other column ``j``: the
     moves ``x -> j``, and ``j -> x`` unless ``j`` is in the bit set ``cols`` (its own call sets
@@ -412,7 +412,7 @@ def _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty):
     return delta
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def refresh_legal_mask(s, cfg, out, cols, waste, found):
     """Bring ``out``, the legal mask before a move, up to date after it; return the change in
     the number of legal actions (what :func:`legal_mask` counts).
