@@ -353,7 +353,8 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
     out_obs = unowned(out_obs)
     out_masks = unowned(out_masks)
     out_info = unowned(out_info)
-    emit = out_obs.shape[0] > 0
+    emit = out_masks.shape[0] > 0
+    emit_obs = out_obs.shape[0] > 0
     n_act = masks.shape[1]
     masks_flat = masks.reshape(masks.shape[0] * n_act)
     auto_next = params[P_AUTORESET] == AUTORESET_NEXT_STEP
@@ -395,8 +396,9 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
                     reset_one(states[i], cfg, masks[i], obs, place, params, g, g[G_NEXT_DEAL], decks[i])
                     ep_return[i] = 0.0
                     flags[F_DRAWN, i] = True
-        if emit:
+        if emit_obs:
             copy_obs(cfg, obs, place, oracle, out_obs)
+        if emit:
             copy_bytes(out_masks, i * n_act, masks_flat, i * n_act, n_act)
             out_info[0, i] = g[G_DEAL]
             out_info[1, i] = g[G_MOVES]
@@ -840,17 +842,17 @@ class BatchGames:
         self.flags[:, which] = False
         self.rewards[which] = 0.0
 
-    def step(self, actions: np.ndarray, emit: bool = False) -> None:
+    def step(self, actions: np.ndarray, emit: bool = False, emit_obs: bool = True) -> None:
         """Step every game with ``actions`` (``(N,)`` ints); results land in the arrays.
 
         With ``emit``, the kernel also writes fresh arrays of what a step returns, for the
-        caller to keep: :attr:`out_obs` (the observation buffer, laid out as ``obs``; see
-        :meth:`observations`), :attr:`out_masks` ``(N, n)`` and :attr:`out_info` ``(3, N)``
-        (deal, moves, cards home).
+        caller to keep: :attr:`out_masks` ``(N, n)``, :attr:`out_info` ``(3, N)`` (deal,
+        moves, cards home) and, with ``emit_obs``, :attr:`out_obs` (the observation buffer,
+        laid out as ``obs``; see :meth:`observations`).
         """
         n = self.num_games
         if emit:
-            self.out_obs = np.empty(n * self.obs_size, dtype=np.int8)
+            self.out_obs = np.empty(n * self.obs_size if emit_obs else 0, dtype=np.int8)
             self.out_masks = np.empty((n, self.n_actions), dtype=np.bool_)
             self.out_info = np.empty((3, n), dtype=np.int64)
             outs = (self.out_obs, self.out_masks.reshape(-1), self.out_info)

@@ -183,7 +183,8 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every game (``actions``: ``N`` ints); autoreset as ``autoreset_mode`` says."""
         b = self._batch
-        b.step(actions, emit=True)  # fresh observation, mask and info arrays, written by the kernel
+        # Fresh mask and info arrays (and observations unless copy=False), written by the kernel.
+        b.step(actions, emit=True, emit_obs=self.copy)
         f = b.flags
         infos = self._infos(self._all, reset=False)
         if self.autoreset_mode == AutoresetMode.SAME_STEP:

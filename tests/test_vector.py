@@ -139,6 +139,12 @@ def test_returned_arrays_are_fresh_unless_copy_is_false() -> None:
     first, _ = shared.reset(seed=1)
     second = shared.step(shared.random_legal_actions(np.random.default_rng(0)))[0]
     assert second is first  # the live buffer, as documented
+    # ... which holds what a copying env returns for the same seed and actions.
+    copying = native("FortyThieves-v0", 4, observation="flat")
+    copying.reset(seed=1)
+    fresh = copying.step(copying.random_legal_actions(np.random.default_rng(0)))[0]
+    np.testing.assert_array_equal(second, fresh)
+    assert fresh is not copying.step(copying.random_legal_actions(np.random.default_rng(1)))[0]
 
 
 # ----------------------------------------------------------- equivalence with SyncVectorEnv
