@@ -231,26 +231,28 @@ def encode_obs(s, cfg, obs, place, oracle):
 
 
 @njit(cache=True, inline="always")
-def copy_obs(cfg, obs, place, oracle, out):
-    """Copy a game's fields (at ``place`` in ``obs``) to the same place in ``out``."""
+def _field_sizes(cfg, oracle):
+    """``(sizes, n)``: the byte size of each field in ``O_*`` order, and how many the mode has."""
     cd = cfg[CFG_COLUMNS] * cfg[CFG_DEPTH]
     cap = cfg[CFG_STOCK]
-    sizes = (cd, cap, N_FOUNDATIONS, N_COUNTS, cap, cd)
-    for f in range(O_STOCK + 2 if oracle else O_STOCK):
+    return (cd, cap, N_FOUNDATIONS, N_COUNTS, cap, cd), (O_LEN if oracle else O_STOCK)
+
+
+@njit(cache=True, inline="always")
+def copy_obs(cfg, obs, place, oracle, out):
+    """Copy a game's fields (at ``place`` in ``obs``) to the same place in ``out``."""
+    sizes, n = _field_sizes(cfg, oracle)
+    for f in range(n):
         copy_bytes(out, place[f], obs, place[f], sizes[f])
 
 
 @njit(cache=True, inline="always")
 def gather_obs(cfg, obs, place, oracle, row):
     """Copy a game's fields (at ``place`` in ``obs``) into the flat observation row ``row``."""
-    cd = cfg[CFG_COLUMNS] * cfg[CFG_DEPTH]
-    cap = cfg[CFG_STOCK]
-    sizes = (cd, cap, N_FOUNDATIONS, N_COUNTS, cap, cd)
+    sizes, n = _field_sizes(cfg, oracle)
     o = 0
-    for f in range(O_STOCK + 2 if oracle else O_STOCK):
-        src = place[f]
-        for t in range(sizes[f]):
-            row[o + t] = obs[src + t]
+    for f in range(n):
+        copy_bytes(row, o, obs, place[f], sizes[f])
         o += sizes[f]
 
 
@@ -675,10 +677,10 @@ class BatchGames:
         self.final_games = np.zeros((n if same else 0, G_LEN), dtype=np.int64)
         self.final_return = np.zeros(n if same else 0, dtype=np.float64)
         # What step(emit=True) hands out (filled by the kernel), and the empty stand-ins otherwise.
-        self._no_outputs = (np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.bool_), np.zeros((3, 0), dtype=np.int64))
-        self.out_obs = self._no_outputs[0]
+        self.out_obs = np.zeros(0, dtype=np.int8)
         self.out_masks = np.zeros((0, self.n_actions), dtype=np.bool_)
-        self.out_info = self._no_outputs[2]
+        self.out_info = np.zeros((3, 0), dtype=np.int64)
+        self._no_outputs = (self.out_obs, self.out_masks.reshape(-1), self.out_info)
         self.rngs: list[np.random.Generator] | None = None
         self.seeds: list[int | None] = [None] * n  # what each game's generator was seeded with
         self._parallel = n >= PARALLEL_MIN_GAMES and num_threads != 1

@@ -252,13 +252,17 @@ def _moves_from(s, cfg, out, i, present, empties, lim_card, lim_empty):
 
 
 @njit(cache=True, inline="always")
+def _run_limits(cfg, n_empty):
+    """The longest run that may move onto a card and into an empty column (0: none empty)."""
+    return run_limit(cfg, n_empty, False), (run_limit(cfg, n_empty, True) if n_empty > 0 else 0)
+
+
+@njit(cache=True, inline="always")
 def _move_context(s, cfg):
     """What every column move is checked against: the bit sets of exposed cards and empty
-    columns, and the longest run that may move onto a card and into an empty column."""
+    columns, and :func:`_run_limits`."""
     present, empties = _tops(s, cfg)
-    n_empty = _popcount(empties)
-    lim_card = run_limit(cfg, n_empty, False)
-    lim_empty = run_limit(cfg, n_empty, True) if n_empty > 0 else 0
+    lim_card, lim_empty = _run_limits(cfg, _popcount(empties))
     return present, empties, lim_card, lim_empty
 
 
@@ -306,17 +310,13 @@ def _put(out, a, legal):
 
 
 @njit(cache=True, inline="always")
-def _put_runs(out, a0, kmax, k_card, k_empty):
-    """Set the ``kmax`` entries from ``a0`` (run lengths 1..kmax of one source and destination):
-    legal are length ``k_card`` (0: none) and lengths ``1..k_empty``. Return the change.
+def _put_runs(out, a0, k_card, k_empty):
+    """Set the 13 entries from ``a0`` (run lengths 1..13 of one source and destination; a
+    variant that moves runs at all has ``max_run`` 13): legal are length ``k_card`` (0: none)
+    and lengths ``1..k_empty``. Return the change.
 
-    The 13 entries of a run-moving variant are read and written as two overlapping 8-byte
-    words (bytes 0-7 and 5-12), both inside the 13."""
-    if kmax != N_RANKS:
-        delta = 0
-        for k in range(1, kmax + 1):
-            delta += _put(out, a0 + k - 1, k == k_card or k <= k_empty)
-        return delta
+    The 13 entries are read and written as two overlapping 8-byte words (bytes 0-7 and
+    5-12), both inside the 13."""
     bits = (1 << k_empty) - 1
     if k_card > 0:
         bits |= 1 << (k_card - 1)
@@ -365,7 +365,7 @@ def _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty):
         takes = np.uint64(0)  # cards that go on ``ux``
         if lx > 0:
             if ux % N_RANKS != N_RANKS - 1:
-                goes_on = _neighbours(cfg, ux, 1)
+                goes_on = _targets(cfg, ux)
             if ux % N_RANKS != 0:
                 takes = _neighbours(cfg, ux, -1)
         for j in range(c):
@@ -397,7 +397,7 @@ def _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty):
             else:
                 k_card = _onto_card(s, cfg, x, lx, run_x, uj, lim_card)
         a0 = moves + x * width + (j - 1 if j > x else j) * kmax
-        delta += _put_runs(out, a0, kmax, k_card, k_empty)
+        delta += _put_runs(out, a0, k_card, k_empty)
         if (cols >> np.uint64(j)) & np.uint64(1):
             continue
         k_card = 0
@@ -408,7 +408,7 @@ def _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty):
             else:
                 k_card = _onto_card(s, cfg, j, lj, -1, ux, lim_card)
         a0 = moves + j * width + (x - 1 if x > j else x) * kmax
-        delta += _put_runs(out, a0, kmax, k_card, k_empty)
+        delta += _put_runs(out, a0, k_card, k_empty)
     return delta
 
 
@@ -448,9 +448,7 @@ def refresh_legal_mask(s, cfg, out, cols, waste, found):
         if mine or found:
             delta += _put(out, 2 + c + j, lj > 0 and foundation_pile(s, top) >= 0)
     if cols != 0:
-        n_empty = empty_columns(s, cfg)
-        lim_card = run_limit(cfg, n_empty, False)
-        lim_empty = run_limit(cfg, n_empty, True) if n_empty > 0 else 0
+        lim_card, lim_empty = _run_limits(cfg, empty_columns(s, cfg))
         for x in range(c):
             if (cols >> np.uint64(x)) & one:
                 delta += _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty)
