@@ -351,15 +351,17 @@ def summary(rows: Sequence[Row]) -> list[str]:
 
 def run_cli(args: argparse.Namespace) -> int:
     """``forty-thieves bench``: print the table (rows as they finish), then ratios and targets."""
-    # OpenMP threads (numba's parallel kernel, torch) spin after each parallel region by
-    # default; on a shared machine a spinning thread holds a core another one needs, and a
-    # 2-thread run crawls. Passive waiting costs a wake-up per region instead. Only takes
-    # effect when set before the OpenMP runtime loads (the CLI process has not loaded it).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # numba's parallel kernel runs on OpenMP threads. Left to its default, a worker spins for
+    # a while after each step before it sleeps, so the next step finds it awake; with
+    # OMP_WAIT_POLICY=PASSIVE it sleeps at once, and on this VM waking a sleeping vCPU costs
+    # a good part of a step (1.4-1.6M steps/s here against 1.5-2.1M by default, same
+    # minutes). Spinning loses when other jobs want the cores. The bench takes what the
+    # user has set (read by OpenMP when it loads, i.e. before the first parallel step).
     start = time.perf_counter()
+    policy = os.environ.get("OMP_WAIT_POLICY") or "unset (OpenMP's default: spin, then sleep)"
     print(
         f"forty-thieves bench: {args.env}; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start;"
-        f" OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}; MaskablePPO with 1 torch thread"
+        f" OMP_WAIT_POLICY={policy}; MaskablePPO with 1 torch thread"
     )
     print(HEADER)
     print("|" + "|".join("-" * n for n in (30, 7, 9, 11, 12, 12)) + "|------")
