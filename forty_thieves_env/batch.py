@@ -15,6 +15,7 @@ array          shape, dtype        content
                                    as ``obs_lay`` says (below)
 ``games``      (N, G_LEN) int64    per-game counters, slots ``G_*`` below
 ``ep_return``  (N,) float64        sum of the rewards of the episode so far
+``gens``       (N, ST_LEN) uint64  each game's deal generator (:mod:`.generators`)
 ``flags``      (F_LEN, N) bool     per-step results, rows ``F_*`` below
 ``rewards``    (N,) float64        per-step rewards
 ``out_obs``,   like ``obs``,       what ``step(..., emit=True)`` hands out: each game's
@@ -42,9 +43,9 @@ Autoreset: ``AUTORESET_NEXT_STEP`` (Gymnasium's default): a game whose episode e
 reset by its next step, whose action is ignored and whose reward is 0.
 ``AUTORESET_SAME_STEP`` (what stable-baselines3 expects): the game is reset within the step
 that ended it; its last observation, mask and counters are copied to the ``final_*``
-arrays first. A reset deals the game's pre-drawn ``G_NEXT_DEAL`` and raises the
-``F_DRAWN`` flag, so that Python draws the game's next deal number from its own random
-generator (see :class:`BatchGames`).
+arrays first. A reset deals the game's pre-drawn ``G_NEXT_DEAL`` and draws the number of
+its next deal from the game's own generator, whose ``PCG64`` state the batch keeps in a row
+of ``gens`` (see :mod:`.generators`): resets need no Python.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from numba import uint64 as u64
 from .cards import N_CARDS, N_FOUNDATIONS
 from .deals import TRAIN_RANGE, check_deal_number, deal_split, shuffle_into
 from .encoding import COUNT_REDEALS, COUNT_STOCK, FACE_DOWN, N_COUNTS, NO_CARD, check_mode, observation_fields
+from .generators import ST_LEN, check_range, draw_deal_from, export_state, import_state
 from .memory import byte_sum, copy_bytes, load_u64, unowned
 from .moves import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLUMN, KIND_WASTE_FOUNDATION, decode
 from .rewards import R_ILLEGAL, Reward, make_reward, reward_from_spec
@@ -99,9 +101,8 @@ F_TERMINATED = 0
 F_TRUNCATED = 1
 F_WON = 2  # the game is won (after the step, before any same-step reset)
 F_ILLEGAL = 3  # the action was refused
-F_DRAWN = 4  # the game was reset and used its G_NEXT_DEAL: draw a new one
-F_RESET = 5  # NEXT_STEP: this step was a reset (action ignored)
-F_LEN = 6
+F_RESET = 4  # NEXT_STEP: this step was a reset (action ignored)
+F_LEN = 5
 
 # Bits of the status that :func:`step_one` returns.
 ST_WON = 1
@@ -113,7 +114,9 @@ P_ORACLE = 0  # 1: encode the oracle fields too
 P_ILLEGAL_TERMINATES = 1  # 1: a refused action ends the episode
 P_AUTORESET = 2  # AUTORESET_NEXT_STEP or AUTORESET_SAME_STEP
 P_MAX_STEPS = 3  # truncate after this many steps of an episode; 0: never
-P_LEN = 4
+P_DEAL_LOW = 4  # deals drawn from P_DEAL_LOW..P_DEAL_HIGH when no deal list is given
+P_DEAL_HIGH = 5
+P_LEN = 6
 
 AUTORESET_NEXT_STEP = 0
 AUTORESET_SAME_STEP = 1
@@ -333,8 +336,8 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
     out without copying them again.
     """
     states, masks, obs, obs_lay, games, ep_return, rewards, flags = bufs[:8]
-    final_obs, final_masks, final_games, final_return, decks = bufs[8:13]
-    out_obs, out_masks, out_info = bufs[13:]
+    final_obs, final_masks, final_games, final_return, decks, gens, pool = bufs[8:15]
+    out_obs, out_masks, out_info = bufs[15:]
     cfg = unowned(cfg)
     spec = unowned(spec)
     params = unowned(params)
@@ -349,6 +352,8 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
     obs_lay = unowned(obs_lay)
     games = unowned(games)
     decks = unowned(decks)
+    gens = unowned(gens)
+    pool = unowned(pool)
     final_obs = unowned(final_obs)
     final_masks = unowned(final_masks)
     final_games = unowned(final_games)
@@ -362,19 +367,20 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
     auto_next = params[P_AUTORESET] == AUTORESET_NEXT_STEP
     max_steps = params[P_MAX_STEPS]
     oracle = params[P_ORACLE]
+    deal_low = params[P_DEAL_LOW]
+    deal_high = params[P_DEAL_HIGH]
     for i in range(lo, hi):
         g = games[i]
         place = obs_place(obs_lay, i)
-        flags[F_DRAWN, i] = False
         if g[G_PENDING]:  # NEXT_STEP: the episode ended last step; this step resets it
             reset_one(states[i], cfg, masks[i], obs, place, params, g, g[G_NEXT_DEAL], decks[i])
+            g[G_NEXT_DEAL] = draw_deal_from(gens[i], pool, deal_low, deal_high)
             ep_return[i] = 0.0
             rewards[i] = 0.0
             flags[F_TERMINATED, i] = False
             flags[F_TRUNCATED, i] = False
             flags[F_WON, i] = False
             flags[F_ILLEGAL, i] = False
-            flags[F_DRAWN, i] = True
             flags[F_RESET, i] = True
         else:
             r, status, _, _ = step_one(states[i], cfg, masks[i], obs, place, spec, actions[i], params, g)
@@ -396,8 +402,8 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
                     final_games[i, :] = g
                     final_return[i] = ep_return[i]
                     reset_one(states[i], cfg, masks[i], obs, place, params, g, g[G_NEXT_DEAL], decks[i])
+                    g[G_NEXT_DEAL] = draw_deal_from(gens[i], pool, deal_low, deal_high)
                     ep_return[i] = 0.0
-                    flags[F_DRAWN, i] = True
         if emit_obs:
             copy_obs(cfg, obs, place, oracle, out_obs)
         if emit:
@@ -433,6 +439,14 @@ def reset_batch(states, cfg, masks, obs, obs_lay, games, ep_return, params, whic
             place = obs_place(obs_lay, i)
             reset_one(states[i], cfg, masks[i], obs, place, params, games[i], numbers[i], decks[i])
             ep_return[i] = 0.0
+
+
+@njit(cache=True)
+def draw_next_deals(gens, pool, params, games, idx):
+    """Draw the next deal number (``G_NEXT_DEAL``) of every game in ``idx`` from its generator."""
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        games[i, G_NEXT_DEAL] = draw_deal_from(gens[i], pool, params[P_DEAL_LOW], params[P_DEAL_HIGH])
 
 
 @njit(cache=True, inline="always")
@@ -588,8 +602,9 @@ class BatchGames:
     Every game has its own random generator for its deals, seeded as Gymnasium's
     ``SyncVectorEnv`` seeds its sub-environments (``seed + i`` for game ``i``), and draws
     deal numbers from it exactly as :class:`~.env.FortyThievesEnv` does; the number of
-    each game's next deal is drawn in advance (``games[:, G_NEXT_DEAL]``) so that the
-    kernel can autoreset without Python. A seed therefore fixes every deal of every game,
+    each game's next deal is drawn in advance (``games[:, G_NEXT_DEAL]``), and the kernel
+    draws the following one from the game's generator state (:attr:`gens`, see
+    :mod:`.generators`) when it autoresets, without Python. A seed therefore fixes every deal of every game,
     and game ``i`` plays the same deals as a single environment reset with ``seed + i``.
 
     Args:
@@ -658,6 +673,10 @@ class BatchGames:
         self.params[P_ILLEGAL_TERMINATES] = illegal_action == "terminate"
         self.params[P_AUTORESET] = AUTORESET_MODES[autoreset]
         self.params[P_MAX_STEPS] = max_episode_steps or 0
+        self.params[P_DEAL_LOW], self.params[P_DEAL_HIGH] = DEAL_RANGE
+        # The kernels draw deals from this list when it is not empty (see generators.py).
+        self.deal_pool = np.zeros(0, dtype=np.int64) if self.deals is None else self.deals.astype(np.int64)
+        check_range(*DEAL_RANGE, self.deal_pool.shape[0])
 
         size = int(self.cfg[CFG_SIZE])
         self.states = np.zeros((n, size), dtype=np.int8)
@@ -681,7 +700,9 @@ class BatchGames:
         self.out_masks = np.zeros((0, self.n_actions), dtype=np.bool_)
         self.out_info = np.zeros((3, 0), dtype=np.int64)
         self._no_outputs = (self.out_obs, self.out_masks.reshape(-1), self.out_info)
-        self.rngs: list[np.random.Generator] | None = None
+        # Each game's deal generator (numpy's PCG64 state, drawn from by the kernels).
+        self.gens = np.zeros((n, ST_LEN), dtype=np.uint64)
+        self.seeded = False  # whether seed_rngs has given every game a generator
         self.seeds: list[int | None] = [None] * n  # what each game's generator was seeded with
         self._parallel = n >= PARALLEL_MIN_GAMES and num_threads != 1
 
@@ -737,11 +758,19 @@ class BatchGames:
         return self.flags[F_TRUNCATED]
 
     # ----- deals ----------------------------------------------------------------------
-    def _refill(self, idx: Iterable[int]) -> None:
-        rngs, nd, deals = self.rngs, self.games[:, G_NEXT_DEAL], self.deals
-        assert rngs is not None
-        for i in idx:
-            nd[i] = draw_deal(rngs[i], deals)
+    def _refill(self, idx: Sequence[int] | np.ndarray) -> None:
+        draw_next_deals(self.gens, self.deal_pool, self.params, self.games, np.asarray(idx, dtype=np.int64))
+
+    def generators(self) -> tuple[np.random.Generator, ...]:
+        """Each game's deal generator, as a ``numpy.random.Generator`` in its present state.
+
+        Snapshots: the batch keeps the generators' states in :attr:`gens`, so drawing from
+        these does not change the games' deals. Each is one draw ahead of a single
+        environment seeded alike, the draw of the game's next deal (``G_NEXT_DEAL``).
+        """
+        if not self.seeded:
+            self.seed_rngs(None)
+        return tuple(import_state(row) for row in self.gens)
 
     def seed_rngs(self, seed: int | Sequence[int | None] | None) -> None:
         """(Re)seed the games' generators: ``seed + i`` for game ``i``, a list of N seeds, or ``None``.
@@ -759,13 +788,11 @@ class BatchGames:
             seeds = [None if s is None else int(s) for s in seed]
             if len(seeds) != n:
                 raise ValueError(f"a list of seeds must have num_games={n} entries, got {len(seeds)}")
-        fresh = self.rngs is None
-        if self.rngs is None:
-            self.rngs = [None] * n  # type: ignore[list-item]
-        changed = [i for i, s in enumerate(seeds) if fresh or s is not None]
+        changed = [i for i, s in enumerate(seeds) if not self.seeded or s is not None]
         for i in changed:
-            self.rngs[i] = new_rng(seeds[i])
+            export_state(new_rng(seeds[i]), self.gens[i])
             self.seeds[i] = seeds[i]
+        self.seeded = True
         self._refill(changed)
 
     def reset(
@@ -879,12 +906,11 @@ class BatchGames:
             self.final_games,
             self.final_return,
             self.decks,
+            self.gens,
+            self.deal_pool,
             *outs,
         )  # in the order step_games unpacks them
         self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
-        drawn = self.flags[F_DRAWN]
-        if drawn.any():
-            self._refill(np.flatnonzero(drawn))
 
     def _run(self, kernel, *args) -> None:
         """Call a kernel; a parallel one hands its chunks of :data:`PARALLEL_CHUNK` games to

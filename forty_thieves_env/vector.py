@@ -267,12 +267,9 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
 
     @property
     def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
-        """The games' deal generators (one per game, as ``SyncVectorEnv`` returns its envs')."""
-        b = self._batch
-        if b.rngs is None:
-            b.seed_rngs(None)
-        assert b.rngs is not None
-        return tuple(b.rngs)
+        """The games' deal generators (one per game, as ``SyncVectorEnv`` returns its envs'):
+        snapshots of their present states (see :meth:`~.batch.BatchGames.generators`)."""
+        return self._batch.generators()
 
     @property
     def np_random_seed(self) -> tuple[int | None, ...]:  # type: ignore[override]
