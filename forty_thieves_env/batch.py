@@ -60,7 +60,7 @@ from .cards import N_CARDS, N_FOUNDATIONS
 from .deals import TRAIN_RANGE, check_deal_number, deal_split, shuffle_into
 from .encoding import COUNT_REDEALS, COUNT_STOCK, FACE_DOWN, N_COUNTS, NO_CARD, check_mode, observation_fields
 from .generators import ST_LEN, check_range, draw_deal_from, export_state, import_state
-from .memory import byte_sum, copy_bytes, load_u64, unowned
+from .memory import copy_bytes, load_u64, nth_bit, pack_bytes, popcount, unowned
 from .moves import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLUMN, KIND_WASTE_FOUNDATION, decode
 from .rewards import R_ILLEGAL, Reward, make_reward, reward_from_spec
 from .rules import apply_action, cards_home, deal_layout, empty_columns, legal_mask, refresh_legal_mask
@@ -450,16 +450,34 @@ def draw_next_deals(gens, pool, params, games, idx):
 
 
 @njit(cache=True, inline="always")
+def _count_legal(masks, i):
+    """The number of True entries of row ``i`` of the C-contiguous ``masks``, eight a word."""
+    n_act = masks.shape[1]
+    start = masks.ctypes.data + i * n_act
+    n = 0
+    a = 0
+    while a + 8 <= n_act:
+        n += np.int64(popcount(pack_bytes(load_u64(start + a))))
+        a += 8
+    row = masks[i]
+    for b in range(a, n_act):
+        n += row[b]
+    return n
+
+
+@njit(cache=True, inline="always")
 def _nth_legal(masks, i, n):
     """The action of the ``n``-th True entry (from 0) of row ``i`` of the C-contiguous
-    ``masks``: whole words of eight entries are skipped before single entries are looked at."""
+    ``masks`` (the last action if the row has ``n`` or fewer): whole words of eight entries
+    are counted and skipped, then the entry is found among the bits of its word."""
     n_act = masks.shape[1]
     start = masks.ctypes.data + i * n_act
     a = 0
     while a + 8 <= n_act:
-        c = byte_sum(load_u64(start + a))
+        bits = pack_bytes(load_u64(start + a))
+        c = np.int64(popcount(bits))
         if n < c:
-            break
+            return a + nth_bit(bits, n)
         n -= c
         a += 8
     row = masks[i]
@@ -469,7 +487,7 @@ def _nth_legal(masks, i, n):
                 return a
             n -= 1
         a += 1
-    return a
+    return n_act - 1
 
 
 @njit(cache=True, inline="always")
@@ -482,24 +500,12 @@ def _pick(u, n):
 def sample_legal(masks, uniforms, out):
     """``out[i]``: a legal action of row ``i`` of ``masks``, the ``floor(uniforms[i] * n_legal)``-th
     one (0 for an all-False row). A random-legal-move agent for a whole batch in one call.
-
-    The legal moves are counted eight mask bytes at a time.
     """
     if not masks.flags.c_contiguous:
         masks = np.ascontiguousarray(masks)
     masks = unowned(masks)
-    n_act = masks.shape[1]
-    base = masks.ctypes.data
     for i in range(masks.shape[0]):
-        start = base + i * n_act
-        n = 0
-        a = 0
-        while a + 8 <= n_act:
-            n += byte_sum(load_u64(start + a))
-            a += 8
-        row = masks[i]
-        for b in range(a, n_act):
-            n += row[b]
+        n = _count_legal(masks, i)
         out[i] = 0 if n == 0 else _nth_legal(masks, i, _pick(uniforms[i], n))
 
 

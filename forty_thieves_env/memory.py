@@ -66,6 +66,46 @@ def store_u64(typingctx, address, value):
     return sig, codegen
 
 
+@intrinsic
+def popcount(typingctx, word):
+    """The number of set bits of the ``uint64`` ``word`` (one instruction)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, word):
+    """The index of the lowest set bit of the ``uint64`` ``word`` (64 for 0)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], context.get_constant(types.boolean, False))
+
+    return sig, codegen
+
+
+#: Multiplying a word of eight 0/1 bytes by this puts byte ``i`` in bit ``56 + i``.
+BYTE_BITS = u64(0x0102040810204080)
+
+
+@njit(cache=True, inline="always")
+def pack_bytes(word):
+    """The eight 0/1 bytes of ``word`` as the low 8 bits of a ``uint64`` (byte ``i``: bit ``i``)."""
+    return (word * BYTE_BITS) >> u64(56)
+
+
+@njit(cache=True, inline="always")
+def nth_bit(bits, n):
+    """The index of the ``n``-th (from 0) set bit of ``bits``; 64 when it has ``n`` or fewer."""
+    for _ in range(n):
+        bits &= bits - u64(1)
+    return np.int64(trailing_zeros(bits))
+
+
 @njit(cache=True, inline="always")
 def byte_sum(word):
     """The sum of the eight bytes of ``word`` when each is 0 or 1."""

@@ -338,8 +338,6 @@ def test_reset_options() -> None:
             envs.reset(options=bad)
 
 
-
-
 @pytest.mark.parametrize("mode", [NEXT, SAME])
 @pytest.mark.parametrize("reward", ["foundation", "win", "score"])
 def test_scripted_win_from_a_position_matches_sync_vector_env(mode: AutoresetMode, reward: str) -> None:
@@ -553,9 +551,10 @@ def test_package_does_not_export_sb3_module() -> None:
 
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 17, 92, 112, 158, 1192])
 def test_sample_legal_picks_the_floor_u_times_count_th_legal_action(n) -> None:
-    """The word-at-a-time sampler against the plain definition, on every action-space width
-    of the presets and odd ones, sparse to full rows, contiguous or not."""
-    from forty_thieves_env.batch import sample_legal
+    """The word-at-a-time samplers (counting, and given the count) against the plain
+    definition, on every action-space width of the presets and odd ones, sparse to full
+    rows, contiguous or not."""
+    from forty_thieves_env.batch import G_LEGAL, G_LEN, sample_counted, sample_legal
 
     rng = np.random.default_rng(n)
     for p in (0.0, 0.01, 0.3, 1.0):
@@ -565,7 +564,13 @@ def test_sample_legal_picks_the_floor_u_times_count_th_legal_action(n) -> None:
             u[:3] = (0.0, 0.5, np.nextafter(1.0, 0.0))
             out = np.full(300, -1, dtype=np.int64)
             sample_legal(masks, u, out)
+            # The batch's sampler, given each row's count (as the step keeps it).
+            games = np.zeros((300, G_LEN), dtype=np.int64)
+            games[:, G_LEGAL] = masks.sum(axis=1)
+            counted = np.full(300, -1, dtype=np.int64)
+            sample_counted(np.ascontiguousarray(masks), games, u, counted)
             for i in range(300):
                 legal = np.flatnonzero(masks[i])
                 want = legal[min(int(u[i] * len(legal)), len(legal) - 1)] if len(legal) else 0
                 assert out[i] == want
+                assert counted[i] == want
