@@ -60,7 +60,7 @@ from .cards import N_CARDS, N_FOUNDATIONS
 from .deals import TRAIN_RANGE, check_deal_number, deal_split, shuffle_into
 from .encoding import COUNT_REDEALS, COUNT_STOCK, FACE_DOWN, N_COUNTS, NO_CARD, check_mode, observation_fields
 from .generators import ST_LEN, check_range, draw_deal_from, export_state, import_state
-from .memory import copy_bytes, load_u64, nth_bit, pack_bytes, popcount, unowned
+from .memory import copy_bytes, fill_bytes, load_u64, nth_bit, pack_bytes, popcount, unowned
 from .moves import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLUMN, KIND_WASTE_FOUNDATION, decode
 from .rewards import R_ILLEGAL, Reward, make_reward, reward_from_spec
 from .rules import apply_action, cards_home, deal_layout, empty_columns, legal_mask, refresh_legal_mask
@@ -197,14 +197,11 @@ def refresh_obs(s, cfg, obs, place, oracle, cols, waste, stock):
         if (cols >> u64(i)) & one:
             _obs_column(s, obs, off_tab + i * d, o + i * d, s[off_len + i], s[off_down + i], d)
     if waste:
+        # Right-aligned: a card drawn or played shifts every card of the field.
         o = place[O_WASTE]
         wl = s[S_WASTE_LEN]
-        pad = cap - wl
-        off_w = cfg[CFG_OFF_WASTE]
-        for t in range(pad):
-            obs[o + t] = NO_CARD
-        for t in range(wl):
-            obs[o + pad + t] = s[off_w + t]
+        fill_bytes(obs, o, cap - wl, NO_CARD)
+        copy_bytes(obs, o + cap - wl, s, cfg[CFG_OFF_WASTE], wl)
     o = place[O_FOUNDATIONS]
     for p in range(N_FOUNDATIONS):
         obs[o + p] = s[S_FOUND + p]

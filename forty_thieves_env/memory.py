@@ -143,3 +143,21 @@ def copy_bytes(dst, dst_at, src, src_at, n):
         k += 8
     if k < n:
         store_u64(d + n - 8, load_u64(s + n - 8))
+
+
+@njit(cache=True, inline="always")
+def fill_bytes(dst, at, n, value):
+    """``dst[at:at + n] = value`` for a 1-byte array and ``0 <= value < 128``: eight bytes a
+    word, the last word overlapping the one before it."""
+    if n < 8:
+        for t in range(n):
+            dst[at + t] = value
+        return
+    word = u64(value) * BYTE_SUM
+    d = dst.ctypes.data + at
+    k = 0
+    while k + 8 <= n:
+        store_u64(d + k, word)
+        k += 8
+    if k < n:
+        store_u64(d + n - 8, word)

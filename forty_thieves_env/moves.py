@@ -53,8 +53,12 @@ def decode(cfg, action):  # -> (kind, src column, dst column, cards); -1 where u
         return KIND_COLUMN_FOUNDATION, action - 2 - c, -1, 1
     kmax = cfg[CFG_MAX_RUN]
     r = action - 2 - 2 * c
-    k = r % kmax + 1
-    pair = r // kmax
+    if kmax == 1:  # single-card variants: spare the two divisions by kmax
+        k = 1
+        pair = r
+    else:
+        k = r % kmax + 1
+        pair = r // kmax
     i = pair // (c - 1)
     jj = pair % (c - 1)
     j = jj + 1 if jj >= i else jj

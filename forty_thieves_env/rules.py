@@ -437,14 +437,16 @@ def refresh_legal_mask(s, cfg, out, cols, waste, found):
         touched = np.uint64(2**64 - 1)
     else:
         touched = cols
+    # The exposed cards the waste card goes on, as bits (a bit test per column, as _tops).
+    onto = _targets(cfg, w) if w >= 0 and w % N_RANKS != N_RANKS - 1 else np.uint64(0)
     for j in range(c):
         mine = (cols >> np.uint64(j)) & one
         if not (touched >> np.uint64(j)) & one:
             continue
         lj = s[off_len + j]
-        top = s[off_tab + j * d + lj - 1] if lj > 0 else -1
+        top = s[off_tab + j * d + lj - 1] if lj > 0 else 0
         if mine or waste:
-            delta += _put(out, 2 + j, w >= 0 and (lj == 0 or fits(cfg, w, top)))
+            delta += _put(out, 2 + j, w >= 0 and (lj == 0 or (onto >> np.uint64(top)) & one != 0))
         if mine or found:
             delta += _put(out, 2 + c + j, lj > 0 and foundation_pile(s, top) >= 0)
     if cols != 0:
