@@ -28,7 +28,7 @@ from numba import njit
 from numba import uint64 as u64
 
 from .cards import EMPTY, N_CARDS, N_RANKS
-from .memory import SPREAD, byte_sum, load_u64, store_u64
+from .memory import SPREAD, byte_sum, load_u64, popcount, store_u64
 from .moves import (
     KIND_COLUMN_COLUMN,
     KIND_COLUMN_FOUNDATION,
@@ -182,11 +182,7 @@ def _tops(s, cfg):
 
 @njit(cache=True, inline="always")
 def _popcount(bits):
-    n = 0
-    while bits:
-        bits &= bits - np.uint64(1)
-        n += 1
-    return n
+    return np.int64(popcount(u64(bits)))
 
 
 @njit(cache=True, inline="always")
@@ -450,7 +446,8 @@ def refresh_legal_mask(s, cfg, out, cols, waste, found):
         if mine or found:
             delta += _put(out, 2 + c + j, lj > 0 and foundation_pile(s, top) >= 0)
     if cols != 0:
-        lim_card, lim_empty = _run_limits(cfg, empty_columns(s, cfg))
+        # The single-card path of _pair_moves (max_run 1) uses no run limits: spare the count.
+        lim_card, lim_empty = (1, 1) if cfg[CFG_MAX_RUN] == 1 else _run_limits(cfg, empty_columns(s, cfg))
         for x in range(c):
             if (cols >> np.uint64(x)) & one:
                 delta += _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty)
