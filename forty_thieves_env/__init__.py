@@ -3,11 +3,18 @@
 The rules engine (:mod:`.rules` over :mod:`.state`) imports neither gymnasium nor torch.
 """
 
-from .cards import EMPTY, N_CARDS
-from .deals import deal, shuffled_pack
-from .notation import PositionError, card_text, format_move, format_position, parse_card, parse_move, parse_position
-from .state import GameState, IllegalMoveError
-from .variants import PRESETS, Variant, get_variant
+from pathlib import Path as _Path
+
+from . import jitcache as _jitcache
+
+# Compiled kernels cached before an edit of any module of the package compile again.
+_jitcache.sync(_Path(__file__).parent, _jitcache.package_sources(_Path(__file__).parent))
+
+from .cards import EMPTY, N_CARDS  # noqa: E402
+from .deals import deal, shuffled_pack  # noqa: E402
+from .notation import PositionError, card_text, format_move, format_position, parse_card, parse_move, parse_position  # noqa: E402
+from .state import GameState, IllegalMoveError  # noqa: E402
+from .variants import PRESETS, Variant, get_variant  # noqa: E402
 
 __all__ = [
     "EMPTY",

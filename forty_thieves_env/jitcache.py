@@ -1,0 +1,61 @@
+"""Keep numba's on-disk cache of compiled kernels in step with the source it was built from.
+
+numba caches each ``cache=True`` function's machine code in the ``__pycache__`` folder beside
+its module and checks only that module's own file when it loads it. A kernel compiles in
+every function it calls from other modules (``batch.step_games`` holds the rules of
+:mod:`.rules`), so after an edit of ``rules.py`` alone numba would go on running the old
+rules inside the batch step, silently. :func:`sync` guards against that: it keeps a digest of
+every source file a package's kernels are built from and, when that digest changes, drops the
+package's cached kernels so that they compile again from the present source.
+
+An installed package never changes, so the check costs a read of its sources (~1 ms) once per
+import; a read-only install is left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+#: The file in ``__pycache__`` that holds the digest of the sources the cached kernels came from.
+STAMP = "numba-sources.sha256"
+
+
+def digest(sources: Iterable[Path]) -> str:
+    """One digest of the names and contents of ``sources``."""
+    h = hashlib.sha256()
+    for path in sorted(sources):
+        h.update(path.name.encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def sync(package_dir: Path, sources: Iterable[Path]) -> bool:
+    """Drop ``package_dir``'s cached numba kernels if ``sources`` changed since they were cached.
+
+    Returns whether it dropped them (or would have, where the folder is read-only).
+    """
+    cache = package_dir / "__pycache__"
+    stamp = cache / STAMP
+    now = digest(sources)
+    try:
+        if stamp.read_text() == now:
+            return False
+    except OSError:
+        pass
+    try:
+        cache.mkdir(exist_ok=True)
+        for pattern in ("*.nbi", "*.nbc"):
+            for f in cache.glob(pattern):
+                f.unlink(missing_ok=True)
+        stamp.write_text(now)
+    except OSError:
+        pass  # read-only install: its sources cannot have changed since it was built
+    return True
+
+
+def package_sources(*package_dirs: Path) -> list[Path]:
+    """The ``.py`` files directly in each of ``package_dirs``."""
+    return [p for d in package_dirs for p in d.glob("*.py")]

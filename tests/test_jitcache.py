@@ -1,0 +1,58 @@
+"""numba's cached kernels are dropped when any source they were built from changes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from forty_thieves_env import jitcache
+
+
+def _cached(pkg: Path) -> set[str]:
+    return {p.name for p in (pkg / "__pycache__").iterdir()}
+
+
+def test_sync_drops_kernels_only_when_a_source_changes(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "__pycache__").mkdir(parents=True)
+    rules, batch = pkg / "rules.py", pkg / "batch.py"
+    rules.write_text("A = 1\n")
+    batch.write_text("B = 2\n")
+
+    def plant() -> None:
+        for name in ("batch.step-1.py311.nbi", "batch.step-1.py311.1.nbc", "batch.cpython-311.pyc"):
+            (pkg / "__pycache__" / name).write_bytes(b"x")
+
+    plant()
+    assert jitcache.sync(pkg, [rules, batch])  # no stamp yet: built from unknown sources
+    assert _cached(pkg) == {"batch.cpython-311.pyc", jitcache.STAMP}
+    plant()
+    assert not jitcache.sync(pkg, [rules, batch])  # same sources: kept
+    assert "batch.step-1.py311.1.nbc" in _cached(pkg)
+    rules.write_text("A = 2\n")  # an edit of another module than the kernel's own
+    assert jitcache.sync(pkg, [rules, batch])
+    assert _cached(pkg) == {"batch.cpython-311.pyc", jitcache.STAMP}
+
+
+def test_digest_depends_on_content_and_names(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("x = 1\n")
+    b.write_text("x = 1\n")
+    assert jitcache.digest([a]) != jitcache.digest([b])
+    before = jitcache.digest([a, b])
+    assert jitcache.digest([b, a]) == before  # order given does not matter
+    a.write_text("x = 2\n")
+    assert jitcache.digest([a, b]) != before
+
+
+def test_package_stamp_matches_its_sources_after_import() -> None:
+    """Importing the package leaves the stamp of its present sources (a fresh interpreter)."""
+    code = (
+        "import pathlib, forty_thieves_env as f, agents;"
+        "from forty_thieves_env import jitcache as j;"
+        "p = pathlib.Path(f.__file__).parent;"
+        "print((p / '__pycache__' / j.STAMP).read_text() == j.digest(j.package_sources(p)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
