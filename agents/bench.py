@@ -354,8 +354,8 @@ def run_cli(args: argparse.Namespace) -> int:
     # numba's parallel kernel runs on OpenMP threads. Left to its default, a worker spins for
     # a while after each step before it sleeps, so the next step finds it awake; with
     # OMP_WAIT_POLICY=PASSIVE it sleeps at once, and on this VM waking a sleeping vCPU costs
-    # a good part of a step (1.4-1.6M steps/s here against 1.5-2.1M by default, same
-    # minutes). Spinning loses when other jobs want the cores. The bench takes what the
+    # a good part of a step (1.35-1.63M steps/s here against 1.52-1.91M by default,
+    # interleaved runs). Spinning loses when other jobs want the cores. The bench takes what the
     # user has set (read by OpenMP when it loads, i.e. before the first parallel step).
     start = time.perf_counter()
     policy = os.environ.get("OMP_WAIT_POLICY") or "unset (OpenMP's default: spin, then sleep)"

@@ -28,13 +28,19 @@ import random
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from numba import njit
 
-from forty_thieves_env import deal, get_variant, shuffled_pack
+import forty_thieves_env
+from forty_thieves_env import deal, get_variant, jitcache, shuffled_pack
 from forty_thieves_env.rules import apply_action, deal_layout, legal_mask
 from forty_thieves_env.state import CFG_N_ACTIONS, config_for
+
+# The loop below compiles in the engine's rules: an edit of either drops its cached kernel.
+_HERE = Path(__file__).parent
+jitcache.sync(_HERE, jitcache.package_sources(_HERE, Path(forty_thieves_env.__file__).parent))
 
 N_PACKS = 64  # distinct deals cycled through by the resets
 

@@ -114,9 +114,7 @@ P_ORACLE = 0  # 1: encode the oracle fields too
 P_ILLEGAL_TERMINATES = 1  # 1: a refused action ends the episode
 P_AUTORESET = 2  # AUTORESET_NEXT_STEP or AUTORESET_SAME_STEP
 P_MAX_STEPS = 3  # truncate after this many steps of an episode; 0: never
-P_DEAL_LOW = 4  # deals drawn from P_DEAL_LOW..P_DEAL_HIGH when no deal list is given
-P_DEAL_HIGH = 5
-P_LEN = 6
+P_LEN = 4
 
 AUTORESET_NEXT_STEP = 0
 AUTORESET_SAME_STEP = 1
@@ -364,8 +362,7 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
     auto_next = params[P_AUTORESET] == AUTORESET_NEXT_STEP
     max_steps = params[P_MAX_STEPS]
     oracle = params[P_ORACLE]
-    deal_low = params[P_DEAL_LOW]
-    deal_high = params[P_DEAL_HIGH]
+    deal_low, deal_high = DEAL_RANGE  # compile-time constants
     for i in range(lo, hi):
         g = games[i]
         place = obs_place(obs_lay, i)
@@ -439,11 +436,11 @@ def reset_batch(states, cfg, masks, obs, obs_lay, games, ep_return, params, whic
 
 
 @njit(cache=True)
-def draw_next_deals(gens, pool, params, games, idx):
+def draw_next_deals(gens, pool, games, idx):
     """Draw the next deal number (``G_NEXT_DEAL``) of every game in ``idx`` from its generator."""
     for k in range(idx.shape[0]):
         i = idx[k]
-        games[i, G_NEXT_DEAL] = draw_deal_from(gens[i], pool, params[P_DEAL_LOW], params[P_DEAL_HIGH])
+        games[i, G_NEXT_DEAL] = draw_deal_from(gens[i], pool, DEAL_RANGE[0], DEAL_RANGE[1])
 
 
 @njit(cache=True, inline="always")
@@ -607,8 +604,9 @@ class BatchGames:
     deal numbers from it exactly as :class:`~.env.FortyThievesEnv` does; the number of
     each game's next deal is drawn in advance (``games[:, G_NEXT_DEAL]``), and the kernel
     draws the following one from the game's generator state (:attr:`gens`, see
-    :mod:`.generators`) when it autoresets, without Python. A seed therefore fixes every deal of every game,
-    and game ``i`` plays the same deals as a single environment reset with ``seed + i``.
+    :mod:`.generators`) when it autoresets, without Python. A seed therefore fixes every
+    deal of every game, and game ``i`` plays the same deals as a single environment reset
+    with ``seed + i``.
 
     Args:
         num_games: ``N``.
@@ -676,7 +674,6 @@ class BatchGames:
         self.params[P_ILLEGAL_TERMINATES] = illegal_action == "terminate"
         self.params[P_AUTORESET] = AUTORESET_MODES[autoreset]
         self.params[P_MAX_STEPS] = max_episode_steps or 0
-        self.params[P_DEAL_LOW], self.params[P_DEAL_HIGH] = DEAL_RANGE
         # The kernels draw deals from this list when it is not empty (see generators.py).
         self.deal_pool = np.zeros(0, dtype=np.int64) if self.deals is None else self.deals.astype(np.int64)
         check_range(*DEAL_RANGE, self.deal_pool.shape[0])
@@ -762,7 +759,7 @@ class BatchGames:
 
     # ----- deals ----------------------------------------------------------------------
     def _refill(self, idx: Sequence[int] | np.ndarray) -> None:
-        draw_next_deals(self.gens, self.deal_pool, self.params, self.games, np.asarray(idx, dtype=np.int64))
+        draw_next_deals(self.gens, self.deal_pool, self.games, np.asarray(idx, dtype=np.int64))
 
     def generators(self) -> tuple[np.random.Generator, ...]:
         """Each game's deal generator, as a ``numpy.random.Generator`` in its present state.
