@@ -11,15 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from forty_thieves_env.cards import N_CODES, N_RANKS
-from forty_thieves_env.moves import (
-    KIND_COLUMN_COLUMN,
-    KIND_WASTE_COLUMN,
-    column_to_foundation,
-    decode,
-)
-from forty_thieves_env.rules import apply_action, fits, is_safe, is_won, legal_mask
-from forty_thieves_env.state import (
+from forty_thieves_env.engine.actions import KIND_COLUMN_COLUMN, KIND_WASTE_COLUMN, column_to_foundation, decode
+from forty_thieves_env.engine.cards import N_CODES, N_RANKS
+from forty_thieves_env.engine.layout import (
     CFG_ALTERNATE,
     CFG_COLUMNS,
     CFG_DEPTH,
@@ -36,6 +30,7 @@ from forty_thieves_env.state import (
     S_STOCK_LEN,
     S_WASTE_LEN,
 )
+from forty_thieves_env.engine.rules import apply_action, fits, is_safe, is_won, legal_mask
 
 #: Heuristic weights (cards home, empty columns, blocking column cards, column cards not on a
 #: card they build on, blocking waste cards, waste length, burial of the next cards needed).

@@ -29,8 +29,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from forty_thieves_env.moves import n_actions
-from forty_thieves_env.variants import Variant, get_variant
+from forty_thieves_env.engine.actions import n_actions
+from forty_thieves_env.engine.variants import Variant, get_variant
 
 Observation = Mapping[str, np.ndarray]
 

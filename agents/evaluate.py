@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from forty_thieves_env.deals import SPLITS, check_deal_number, deal_split
+from forty_thieves_env.engine.deals import SPLITS, check_deal_number, deal_split
 from forty_thieves_env.registration import MAX_EPISODE_STEPS
 
 CSV_FIELDS = ("deal", "won", "cards_on_foundations", "moves", "seconds", "truncated")
@@ -201,7 +201,7 @@ def evaluate(
         agent_kwargs: Options for the agent's constructor (``samples=...``).
         progress: Show a tqdm progress bar.
     """
-    from forty_thieves_env.variants import get_variant
+    from forty_thieves_env.engine.variants import get_variant
 
     variant_name = get_variant(variant).name
     deal_list = parse_deals(deals, n)

@@ -35,16 +35,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from forty_thieves_env.cards import N_CARDS, N_RANKS
-from forty_thieves_env.moves import (
+from forty_thieves_env.engine.actions import (
     KIND_COLUMN_FOUNDATION,
     KIND_STOCK,
     KIND_WASTE_COLUMN,
     KIND_WASTE_FOUNDATION,
     decode,
 )
-from forty_thieves_env.rules import apply_action, cards_home, fits, is_safe, legal_mask
-from forty_thieves_env.state import (
+from forty_thieves_env.engine.cards import N_CARDS, N_RANKS
+from forty_thieves_env.engine.layout import (
     CFG_ALTERNATE,
     CFG_COLUMNS,
     CFG_DEPTH,
@@ -59,7 +58,8 @@ from forty_thieves_env.state import (
     S_STOCK_LEN,
     S_WASTE_LEN,
 )
-from forty_thieves_env.variants import Variant
+from forty_thieves_env.engine.rules import apply_action, cards_home, fits, is_safe, legal_mask
+from forty_thieves_env.engine.variants import Variant
 
 from .base import BaseAgent, Observation
 from .view import determinizer

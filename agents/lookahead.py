@@ -36,11 +36,11 @@ import time
 import numpy as np
 from numba import njit
 
-from forty_thieves_env.cards import N_CARDS
-from forty_thieves_env.moves import KIND_COLUMN_FOUNDATION, KIND_WASTE_FOUNDATION, decode
-from forty_thieves_env.rules import apply_action, column_top, is_safe
-from forty_thieves_env.state import CFG_N_ACTIONS, CFG_OFF_WASTE, CFG_SIZE, S_WASTE_LEN
-from forty_thieves_env.variants import Variant
+from forty_thieves_env.engine.actions import KIND_COLUMN_FOUNDATION, KIND_WASTE_FOUNDATION, decode
+from forty_thieves_env.engine.cards import N_CARDS
+from forty_thieves_env.engine.layout import CFG_N_ACTIONS, CFG_OFF_WASTE, CFG_SIZE, S_WASTE_LEN
+from forty_thieves_env.engine.rules import apply_action, column_top, is_safe
+from forty_thieves_env.engine.variants import Variant
 
 from .base import BaseAgent, Observation
 from .heuristic import (

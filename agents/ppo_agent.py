@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from forty_thieves_env.variants import Variant
+from forty_thieves_env.engine.variants import Variant
 
 from .base import BaseAgent, Observation, legal_actions
 

@@ -120,8 +120,9 @@ from typing import Literal
 
 import numpy as np
 
-from forty_thieves_env.notation import format_move
-from forty_thieves_env.state import CFG_DEPTH, CFG_N_ACTIONS, CFG_SIZE, CFG_STOCK, S_REDEALS, GameState
+from forty_thieves_env.engine.layout import CFG_DEPTH, CFG_N_ACTIONS, CFG_SIZE, CFG_STOCK, S_REDEALS
+from forty_thieves_env.text.game import GameState
+from forty_thieves_env.text.notation import format_move
 
 from . import _solver_kernels as K
 
@@ -361,7 +362,7 @@ def _warm_up(strategy: str) -> None:
     if strategy in _WARM:
         return
     _WARM.add(strategy)
-    from forty_thieves_env.deals import deal
+    from forty_thieves_env.text.game import deal
 
     # The portfolio's own turns would leave the beam uncompiled at this node budget.
     for single in ("best", "beam") if strategy == "portfolio" else (strategy,):

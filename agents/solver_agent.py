@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from forty_thieves_env.notation import parse_move
-from forty_thieves_env.variants import Variant
+from forty_thieves_env.engine.variants import Variant
+from forty_thieves_env.text.notation import parse_move
 
 from .base import BaseAgent, Observation
 from .heuristic import HeuristicAgent

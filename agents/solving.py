@@ -92,8 +92,8 @@ class Budget:
 
 def replay(variant: Any, deal_number: int, moves: Sequence[str]) -> None:
     """Play ``moves`` from the start of ``deal_number``; raise :class:`ReplayError` unless it wins."""
-    from forty_thieves_env.deals import deal
-    from forty_thieves_env.state import IllegalMoveError
+    from forty_thieves_env.text.errors import IllegalMoveError
+    from forty_thieves_env.text.game import deal
 
     state = deal(variant, deal_number)
     for i, move in enumerate(moves):
@@ -112,7 +112,7 @@ def replay(variant: Any, deal_number: int, moves: Sequence[str]) -> None:
 
 def solve_deal(variant: Any, deal_number: int, budget: Budget) -> dict[str, Any]:
     """Solve one deal from its start; the verdict row (not yet replayed)."""
-    from forty_thieves_env.deals import deal
+    from forty_thieves_env.text.game import deal
 
     from .solver import solve
 
@@ -281,7 +281,7 @@ def solve_deals(
         ValueError: bad deals or budget, or a folder made with another variant or budget.
         ReplayError: a won line does not replay to a win.
     """
-    from forty_thieves_env.variants import get_variant
+    from forty_thieves_env.engine.variants import get_variant
 
     preset = get_variant(variant)
     variant_name = preset.name
@@ -376,8 +376,8 @@ def export_winnable(
     Every selected deal must have a verdict, lie in the training range, and every won line
     is replayed again before it is written.
     """
-    from forty_thieves_env.deals import TRAIN_RANGE
-    from forty_thieves_env.variants import get_variant
+    from forty_thieves_env.engine.deals import TRAIN_RANGE
+    from forty_thieves_env.engine.variants import get_variant
 
     out_dir = Path(out)
     meta = json.loads((out_dir / META_FILE).read_text(encoding="utf-8"))

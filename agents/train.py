@@ -149,7 +149,7 @@ def make_eval_env(env_id: str, config: TrainConfig) -> Any:
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     import forty_thieves_env  # noqa: F401
-    from forty_thieves_env.deals import deal_split
+    from forty_thieves_env.engine.deals import deal_split
 
     deals = [int(d) for d in deal_split("validation")[: config.n_eval_episodes]]
     kwargs = dict(config.env_kwargs)

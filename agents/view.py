@@ -25,9 +25,10 @@ from collections.abc import Mapping
 import numpy as np
 from numba import njit
 
-from forty_thieves_env.cards import N_CODES, N_RANKS
 from forty_thieves_env.encoding import FACE_DOWN, NO_CARD
-from forty_thieves_env.state import (
+from forty_thieves_env.engine.cards import N_CODES, N_RANKS
+from forty_thieves_env.engine.config import config_for
+from forty_thieves_env.engine.layout import (
     CFG_COLUMNS,
     CFG_DEPTH,
     CFG_OFF_DOWN,
@@ -41,10 +42,9 @@ from forty_thieves_env.state import (
     S_REDEALS,
     S_STOCK_LEN,
     S_WASTE_LEN,
-    GameState,
-    config_for,
 )
-from forty_thieves_env.variants import Variant
+from forty_thieves_env.engine.variants import Variant
+from forty_thieves_env.text.game import GameState
 
 Observation = Mapping[str, np.ndarray]
 

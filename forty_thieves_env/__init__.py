@@ -1,6 +1,8 @@
 """forty-thieves-env: Forty Thieves (Napoleon at St Helena) and its family for RL research.
 
-The rules engine (:mod:`.rules` over :mod:`.state`) imports neither gymnasium nor torch.
+Layers, bottom-up: :mod:`.engine` (arrays and numba kernels; neither gymnasium nor torch),
+:mod:`.text` (text formats and the :class:`GameState` façade), :mod:`.envs` (Gymnasium and
+framework glue). The names below are the public API.
 """
 
 from pathlib import Path as _Path
@@ -10,11 +12,13 @@ from . import jitcache as _jitcache
 # Compiled kernels cached before an edit of any module of the package compile again.
 _jitcache.sync(_Path(__file__).parent, _jitcache.package_sources(_Path(__file__).parent))
 
-from .cards import EMPTY, N_CARDS  # noqa: E402
-from .deals import deal, shuffled_pack  # noqa: E402
-from .notation import PositionError, card_text, format_move, format_position, parse_card, parse_move, parse_position  # noqa: E402
-from .state import GameState, IllegalMoveError  # noqa: E402
-from .variants import PRESETS, Variant, get_variant  # noqa: E402
+from .engine.cards import EMPTY, N_CARDS  # noqa: E402
+from .engine.deals import shuffled_pack  # noqa: E402
+from .engine.variants import PRESETS, Variant, get_variant  # noqa: E402
+from .text.errors import IllegalMoveError, PositionError  # noqa: E402
+from .text.game import GameState, deal, parse_position  # noqa: E402
+from .text.notation import card_text, format_move, parse_card, parse_move  # noqa: E402
+from .text.position import format_position  # noqa: E402
 
 __all__ = [
     "EMPTY",

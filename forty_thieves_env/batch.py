@@ -56,15 +56,14 @@ import numpy as np
 from numba import njit, prange
 from numba import uint64 as u64
 
-from .cards import N_CARDS, N_FOUNDATIONS
-from .deals import TRAIN_RANGE, check_deal_number, deal_split, shuffle_into
 from .encoding import COUNT_REDEALS, COUNT_STOCK, FACE_DOWN, N_COUNTS, NO_CARD, check_mode, observation_fields
-from .generators import ST_LEN, check_range, draw_deal_from, export_state, import_state
-from .memory import copy_bytes, fill_bytes, load_u64, nth_bit, pack_bytes, popcount, unowned
-from .moves import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLUMN, KIND_WASTE_FOUNDATION, decode
-from .rewards import R_ILLEGAL, Reward, make_reward, reward_from_spec
-from .rules import apply_action, cards_home, deal_layout, empty_columns, legal_mask, refresh_legal_mask
-from .state import (
+from .engine.actions import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLUMN, KIND_WASTE_FOUNDATION, decode
+from .engine.bits import copy_bytes, fill_bytes, load_u64, nth_bit, pack_bytes, popcount, unowned
+from .engine.cards import N_CARDS, N_FOUNDATIONS
+from .engine.config import config_for
+from .engine.deals import TRAIN_RANGE, check_deal_number, deal_split, shuffle_into
+from .engine.incremental import refresh_legal_mask
+from .engine.layout import (
     CFG_AUTO,
     CFG_COLUMNS,
     CFG_DEPTH,
@@ -82,9 +81,11 @@ from .state import (
     S_REDEALS,
     S_STOCK_LEN,
     S_WASTE_LEN,
-    config_for,
 )
-from .variants import Variant, get_variant
+from .engine.pcg64 import ST_LEN, check_range, draw_deal_from, export_state, import_state
+from .engine.rules import apply_action, cards_home, deal_layout, empty_columns, legal_mask
+from .engine.variants import Variant, get_variant
+from .rewards import R_ILLEGAL, Reward, make_reward, reward_from_spec
 
 # Per-game counters: slots of a row of ``games``.
 G_DEAL = 0  # deal number being played (0 when started from a position)
@@ -541,9 +542,8 @@ def check_position(variant: Variant, position: object) -> np.ndarray:
         TypeError: neither text nor a ``GameState``.
         ValueError: another variant's position, or one with no legal move (won or stuck).
     """
-    from .notation import parse_position
-    from .rules import count_legal
-    from .state import GameState
+    from .engine.rules import count_legal
+    from .text.game import GameState, parse_position
 
     game = parse_position(position) if isinstance(position, str) else position
     if not isinstance(game, GameState):
@@ -936,9 +936,9 @@ class BatchGames:
                 numba.set_num_threads(before)
 
     def _raise_if_illegal(self, a: np.ndarray) -> None:
-        from .notation import format_move
-        from .rules import why_illegal
-        from .state import IllegalMoveError
+        from .text.errors import IllegalMoveError
+        from .text.explain import why_illegal
+        from .text.notation import format_move
 
         live = self.games[:, G_PENDING] == 0
         in_range = (a >= 0) & (a < self.n_actions)

@@ -48,8 +48,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numba import njit
 
-from .cards import N_CODES, N_FOUNDATIONS, N_RANKS
-from .state import (
+from .engine.cards import N_CODES, N_FOUNDATIONS, N_RANKS
+from .engine.config import config_for
+from .engine.layout import (
     CFG_COLUMNS,
     CFG_DEPTH,
     CFG_OFF_DOWN,
@@ -62,9 +63,8 @@ from .state import (
     S_REDEALS,
     S_STOCK_LEN,
     S_WASTE_LEN,
-    config_for,
 )
-from .variants import Variant
+from .engine.variants import Variant
 
 if TYPE_CHECKING:
     from gymnasium import spaces

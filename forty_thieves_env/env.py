@@ -29,13 +29,18 @@ from .batch import (
     observation_layout,
     step_one,
 )
-from .deals import check_deal_number, shuffled_pack
 from .encoding import ObservationEncoder, check_mode, observation_space
-from .notation import format_move, format_position, parse_move
+from .engine.config import config_for
+from .engine.deals import check_deal_number, shuffled_pack
+from .engine.layout import CFG_N_ACTIONS
+from .engine.rules import cards_home, deal_layout, legal_mask
+from .engine.variants import Variant, get_variant
 from .rewards import Reward, make_reward
-from .rules import cards_home, deal_layout, legal_mask, why_illegal
-from .state import CFG_N_ACTIONS, GameState, IllegalMoveError, config_for
-from .variants import Variant, get_variant
+from .text.errors import IllegalMoveError
+from .text.explain import why_illegal
+from .text.game import GameState
+from .text.notation import format_move, parse_move
+from .text.position import format_position
 
 __all__ = ["DEAL_RANGE", "ILLEGAL_ACTIONS", "EnvState", "FortyThievesEnv"]
 

@@ -33,7 +33,8 @@ def digest(sources: Iterable[Path]) -> str:
 
 
 def sync(package_dir: Path, sources: Iterable[Path]) -> bool:
-    """Drop ``package_dir``'s cached numba kernels if ``sources`` changed since they were cached.
+    """Drop the cached numba kernels of ``package_dir`` and its subpackages if ``sources``
+    changed since they were cached.
 
     Returns whether it dropped them (or would have, where the folder is read-only).
     """
@@ -48,7 +49,7 @@ def sync(package_dir: Path, sources: Iterable[Path]) -> bool:
     try:
         cache.mkdir(exist_ok=True)
         for pattern in ("*.nbi", "*.nbc"):
-            for f in cache.glob(pattern):
+            for f in package_dir.rglob(f"__pycache__/{pattern}"):
                 f.unlink(missing_ok=True)
         stamp.write_text(now)
     except OSError:
@@ -57,5 +58,5 @@ def sync(package_dir: Path, sources: Iterable[Path]) -> bool:
 
 
 def package_sources(*package_dirs: Path) -> list[Path]:
-    """The ``.py`` files directly in each of ``package_dirs``."""
-    return [p for d in package_dirs for p in d.glob("*.py")]
+    """The ``.py`` files in each of ``package_dirs`` and their subpackages."""
+    return [p for d in package_dirs for p in d.rglob("*.py")]

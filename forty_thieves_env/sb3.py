@@ -47,9 +47,9 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from .batch import F_TERMINATED, F_TRUNCATED, F_WON, G_CARDS, G_DEAL, G_ELAPSED, G_MOVES, BatchGames
 from .encoding import observation_space
+from .engine.variants import Variant
 from .registration import ENV_IDS, MAX_EPISODE_STEPS
 from .rewards import Reward
-from .variants import Variant
 
 __all__ = ["FortyThievesVecEnv", "make_sb3_vec_env"]
 
@@ -207,27 +207,27 @@ class FortyThievesVecEnv(VecEnv):
 
     # ----- per-game helpers -----------------------------------------------------------
     def _game(self, i: int) -> Any:
-        from .state import GameState
+        from .text.game import GameState
 
         return GameState(self.variant, self.batch.states[i])
 
     def _game_position_text(self, i: int) -> str:
-        from .notation import format_position
+        from .text.position import format_position
 
         return format_position(self._game(i))
 
     def _game_legal_moves(self, i: int) -> list[str]:
-        from .notation import format_move
+        from .text.notation import format_move
 
         return [format_move(self.variant, int(a)) for a in np.flatnonzero(self.batch.masks[i])]
 
     def _game_describe_action(self, i: int, action: int) -> str:
-        from .notation import format_move
+        from .text.notation import format_move
 
         return format_move(self.variant, int(action))
 
     def _game_action_for(self, i: int, move: str) -> int:
-        from .notation import parse_move
+        from .text.notation import parse_move
 
         return parse_move(self.variant, move)
 

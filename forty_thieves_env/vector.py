@@ -69,8 +69,8 @@ from .batch import (
     BatchGames,
 )
 from .encoding import observation_space
+from .engine.variants import Variant
 from .rewards import Reward
-from .variants import Variant
 
 __all__ = ["FortyThievesVectorEnv", "make_vector_env"]
 
@@ -279,7 +279,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
     def render(self) -> tuple[Any, ...] | None:
         """One frame per game: text (``"ansi"``) or an ``(H, W, 3) uint8`` picture (``"rgb_array"``)."""
         from . import render
-        from .state import GameState
+        from .text.game import GameState
 
         b = self._batch
         games = [GameState(self.variant, b.states[i]) for i in range(self.num_envs)]
@@ -297,8 +297,8 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
 
     def position_text(self, index: int) -> str:
         """Game ``index``'s position in the position format."""
-        from .notation import format_position
-        from .state import GameState
+        from .text.game import GameState
+        from .text.position import format_position
 
         return format_position(GameState(self.variant, self._batch.states[index]))
 

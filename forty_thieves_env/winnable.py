@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .variants import PRESETS, Variant, get_variant
+from .engine.variants import PRESETS, Variant, get_variant
 
 __all__ = ["available", "certificate", "meta", "restrict_deals", "winnable_deals"]
 

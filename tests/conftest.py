@@ -27,7 +27,7 @@ from forty_thieves_env import (
     parse_card,
     parse_position,
 )
-from forty_thieves_env.cards import N_RANKS, RANK_LETTERS, SUIT_LETTERS
+from forty_thieves_env.engine.cards import N_RANKS, RANK_LETTERS, SUIT_LETTERS
 
 _HEADER = ("variant", "redeals", "stock", "waste", "foundations")
 

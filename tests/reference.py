@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from forty_thieves_env.variants import Variant
+from forty_thieves_env.engine.variants import Variant
 
 RANKS = "A23456789TJQK"
 SUITS = "CSHD"  # the engine's code order: code = suit index * 13 + rank index

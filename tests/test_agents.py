@@ -20,8 +20,8 @@ from agents.heuristic import (
 from agents.lookahead import LookaheadAgent
 from agents.view import StockRecall, determinize, state_from_oracle
 from forty_thieves_env import PRESETS, GameState, deal, format_position, get_variant, parse_move, parse_position
-from forty_thieves_env.cards import N_CODES, N_RANKS, RANK_LETTERS, SUIT_LETTERS
 from forty_thieves_env.encoding import ObservationEncoder
+from forty_thieves_env.engine.cards import N_CODES, N_RANKS, RANK_LETTERS, SUIT_LETTERS
 from forty_thieves_env.env import FortyThievesEnv
 
 # Small budgets: these tests check behaviour, not strength.

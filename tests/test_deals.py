@@ -21,9 +21,9 @@ import pytest
 from pysol_cards.random import LCRandom31, MTRandom
 
 from forty_thieves_env import PRESETS, Variant, deal, format_position, shuffled_pack
-from forty_thieves_env.cards import N_CARDS, N_CODES, N_RANKS, full_pack
-from forty_thieves_env.deals import MAX_DEAL, MS_LIMIT
-from forty_thieves_env.notation import card_text
+from forty_thieves_env.engine.cards import N_CARDS, N_CODES, N_RANKS, full_pack
+from forty_thieves_env.engine.deals import MAX_DEAL, MS_LIMIT
+from forty_thieves_env.text.notation import card_text
 
 # ----------------------------------------------------------------------------- goldens
 

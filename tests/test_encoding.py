@@ -11,7 +11,6 @@ import pytest
 from numba import njit
 
 from forty_thieves_env import PRESETS, GameState, deal, format_position, get_variant, parse_card
-from forty_thieves_env.cards import N_CARDS
 from forty_thieves_env.encoding import (
     FACE_DOWN,
     NO_CARD,
@@ -21,6 +20,8 @@ from forty_thieves_env.encoding import (
     observation_fields,
     observation_space,
 )
+from forty_thieves_env.engine.cards import N_CARDS
+from forty_thieves_env.engine.layout import CFG_OFF_DOWN, CFG_OFF_LEN, CFG_OFF_STOCK, CFG_OFF_TAB, S_STOCK_LEN
 from forty_thieves_env.rewards import (
     FoundationReward,
     Reward,
@@ -29,7 +30,6 @@ from forty_thieves_env.rewards import (
     make_reward,
     reward_from_spec,
 )
-from forty_thieves_env.state import CFG_OFF_DOWN, CFG_OFF_LEN, CFG_OFF_STOCK, CFG_OFF_TAB, S_STOCK_LEN
 
 VARIANTS = list(PRESETS)
 

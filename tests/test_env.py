@@ -25,11 +25,11 @@ from forty_thieves_env import (
     get_variant,
     parse_position,
 )
-from forty_thieves_env.cards import N_CARDS
-from forty_thieves_env.deals import SPLITS, TRAIN_RANGE
+from forty_thieves_env.engine.cards import N_CARDS
+from forty_thieves_env.engine.deals import SPLITS, TRAIN_RANGE
+from forty_thieves_env.engine.rules import is_legal
 from forty_thieves_env.registration import MAX_EPISODE_STEPS
 from forty_thieves_env.rewards import FoundationReward
-from forty_thieves_env.rules import is_legal
 
 IDS = list(ENV_IDS)
 

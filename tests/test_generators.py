@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forty_thieves_env.batch import DEAL_RANGE, G_DEAL, G_NEXT_DEAL, BatchGames, draw_deal, new_rng
-from forty_thieves_env.generators import (
+from forty_thieves_env.engine.pcg64 import (
     ST_LEN,
     bounded_uint32,
     check_range,

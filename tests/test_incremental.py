@@ -27,9 +27,9 @@ from forty_thieves_env.batch import (
     step_one,
 )
 from forty_thieves_env.encoding import ObservationEncoder
+from forty_thieves_env.engine.layout import CFG_N_ACTIONS
+from forty_thieves_env.engine.rules import legal_mask
 from forty_thieves_env.rewards import make_reward
-from forty_thieves_env.rules import legal_mask
-from forty_thieves_env.state import CFG_N_ACTIONS
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)

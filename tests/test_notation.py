@@ -21,9 +21,9 @@ from forty_thieves_env import (
     parse_move,
     parse_position,
 )
-from forty_thieves_env.cards import N_CODES, N_RANKS, RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS
-from forty_thieves_env.moves import n_actions
-from forty_thieves_env.state import column_room_problem, stock_room_problem
+from forty_thieves_env.engine.actions import n_actions
+from forty_thieves_env.engine.cards import N_CODES, N_RANKS, RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS
+from forty_thieves_env.engine.layout import column_room_problem, stock_room_problem
 
 CLASSIC = PRESETS["classic"]
 JOSEPHINE = PRESETS["josephine"]

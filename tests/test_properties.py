@@ -35,8 +35,8 @@ from forty_thieves_env import (
     parse_position,
     shuffled_pack,
 )
-from forty_thieves_env.cards import N_CODES, N_RANKS
-from forty_thieves_env.state import CFG_OFF_STOCK, CFG_OFF_WASTE, S_STOCK_LEN, S_WASTE_LEN
+from forty_thieves_env.engine.cards import N_CODES, N_RANKS
+from forty_thieves_env.engine.layout import CFG_OFF_STOCK, CFG_OFF_WASTE, S_STOCK_LEN, S_WASTE_LEN
 
 VARIANTS: list[Variant] = [
     *PRESETS.values(),
@@ -329,7 +329,7 @@ def test_many_random_positions_match_the_reference(variant: Variant, data: st.Da
 
 def test_reference_reads_cards_like_the_engine() -> None:
     """The reference's card text must name the same cards as the engine's codes."""
-    from forty_thieves_env.notation import card_text
+    from forty_thieves_env.text.notation import card_text
 
     for code in range(N_CODES):
         assert from_code(code) == card_text(code)

@@ -27,9 +27,9 @@ from forty_thieves_env import (
     parse_position,
     shuffled_pack,
 )
-from forty_thieves_env.cards import N_CARDS, N_CODES, N_RANKS
-from forty_thieves_env.moves import n_actions
-from forty_thieves_env.notation import card_text
+from forty_thieves_env.engine.actions import n_actions
+from forty_thieves_env.engine.cards import N_CARDS, N_CODES, N_RANKS
+from forty_thieves_env.text.notation import card_text
 
 NO_RUNS = [name for name, v in PRESETS.items() if v.run_moves == "none"]
 NO_REDEAL = [name for name, v in PRESETS.items() if v.redeals == 0]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from pysol_cards.random import LCRandom31, MTRandom
 
-from forty_thieves_env.deals import MS_LIMIT, shuffled_pack
+from forty_thieves_env.engine.deals import MS_LIMIT, shuffled_pack
 
 
 def pysol_pack(number: int) -> np.ndarray:

@@ -10,7 +10,7 @@ import pytest
 from agents import _solver_kernels as K
 from agents.solver import SolveResult, solve
 from forty_thieves_env import GameState, Variant, deal, get_variant, parse_position
-from forty_thieves_env.state import S_REDEALS
+from forty_thieves_env.engine.layout import S_REDEALS
 
 STRATEGIES = ["portfolio", "best", "dfs"]
 

@@ -10,7 +10,7 @@ import pytest
 from agents import solving
 from agents.cli import main
 from agents.solving import Budget, ReplayError, read_verdicts, replay, solve_deals
-from forty_thieves_env.deals import deal
+from forty_thieves_env.text.game import deal
 
 # relaxed deals are mostly won within a few thousand positions; a node budget keeps it quick.
 SMALL = ["--variant", "relaxed", "--nodes", "200000", "--seconds", "20", "--memory", "256", "--workers", "1"]

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from forty_thieves_env import PRESETS, GameState, IllegalMoveError, Variant, deal, parse_card
-from forty_thieves_env.state import CFG_SIZE, config_for
+from forty_thieves_env.engine.config import config_for
+from forty_thieves_env.engine.layout import CFG_SIZE
 
 
 def random_play(g: GameState, moves: int, seed: int) -> list[int]:

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from forty_thieves_env import PRESETS, Variant, get_variant
-from forty_thieves_env.moves import n_actions
+from forty_thieves_env.engine.actions import n_actions
 
 # What the rule pages in shared/rules say, field by field (the quotes are from the pages):
 #   classic: "ten columns of four", "in suit and in suit only", "Exactly one card moves at a

@@ -22,8 +22,8 @@ from gymnasium.vector import AutoresetMode
 import forty_thieves_env
 from forty_thieves_env import ENV_IDS, IllegalMoveError, deal, format_position, get_variant, parse_move
 from forty_thieves_env.batch import PARALLEL_MIN_GAMES, BatchGames, encode_obs, flat_place
-from forty_thieves_env.deals import SPLITS, TRAIN_RANGE
 from forty_thieves_env.encoding import ObservationEncoder
+from forty_thieves_env.engine.deals import SPLITS, TRAIN_RANGE
 from forty_thieves_env.registration import MAX_EPISODE_STEPS
 from forty_thieves_env.rewards import FoundationReward
 from forty_thieves_env.vector import FortyThievesVectorEnv

@@ -11,7 +11,7 @@ import pytest
 
 from forty_thieves_env import deal, get_variant
 from forty_thieves_env.batch import G_DEAL, G_NEXT_DEAL, BatchGames
-from forty_thieves_env.deals import TRAIN_RANGE
+from forty_thieves_env.engine.deals import TRAIN_RANGE
 from forty_thieves_env.winnable import available, certificate, meta, restrict_deals, winnable_deals
 
 SHIPPED = available()

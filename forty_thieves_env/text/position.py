@@ -1,153 +1,76 @@
-"""Text formats: cards, moves and whole positions (what users paste into bug reports).
+"""The position format: a whole game as text (what users paste into bug reports).
 
-Card
-    Rank ``A 2 3 4 5 6 7 8 9 T J Q K`` (``10`` accepted) then suit ``S H D C`` (``♠ ♥ ♦ ♣``
-    accepted), case-insensitive: ``KD``, ``10h``, ``7♠``. A ``#`` prefix marks a face-down
-    card in a column: ``#5H``.
+One field per line in this order; blank lines, ``#`` comment lines and notes after a
+field (``#`` after a space, as in ``stock: KS 2D  # next card first``) are ignored::
 
-Move
-    ``s`` turns the stock (or redeals when the stock is empty and a redeal is left);
-    otherwise ``<src>><dst>`` with ``src`` = ``w`` (waste) or a column 1..N and ``dst`` =
-    ``f`` (foundation) or a column, and ``xK`` for a run of K cards: ``w>f``, ``3>f``,
-    ``w>7``, ``3>7``, ``3>7x2``.
+    variant: classic
+    redeals: 0
+    stock: KS 2D          (next card to turn first)
+    waste: 5H 9C          (bottom first, top last)
+    foundations: 3S AH    (top card of each non-empty pile)
+    1: KD 9S 8S 7S        (bottom first; nothing after the colon = empty)
+    ...
+    10: 4C
 
-Position
-    One field per line in this order; blank lines, ``#`` comment lines and notes after a
-    field (``#`` after a space, as in ``stock: KS 2D  # next card first``) are ignored::
-
-        variant: classic
-        redeals: 0
-        stock: KS 2D          (next card to turn first)
-        waste: 5H 9C          (bottom first, top last)
-        foundations: 3S AH    (top card of each non-empty pile)
-        1: KD 9S 8S 7S        (bottom first; nothing after the colon = empty)
-        ...
-        10: 4C
-
-    ``variant`` is a preset name optionally followed by option overrides, e.g.
-    ``variant: classic run_moves=supermove auto_play_safe=true`` (a custom name is written
-    with every option); ``redeals`` is the number of redeals left. Loading checks
-    everything (every card exactly twice, the column count, consistent foundations, column
-    capacity) and raises :class:`PositionError` naming the line and the problem.
+``variant`` is a preset name optionally followed by option overrides, e.g.
+``variant: classic run_moves=supermove auto_play_safe=true`` (a custom name is written
+with every option); ``redeals`` is the number of redeals left. Loading checks
+everything (every card exactly twice, the column count, consistent foundations, column
+capacity) and raises :class:`PositionError` naming the line and the problem.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from typing import NamedTuple, Protocol
 
-from .cards import N_CODES, N_RANKS, RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS
-from .moves import (
-    KIND_COLUMN_COLUMN,
-    KIND_COLUMN_FOUNDATION,
-    KIND_STOCK,
-    KIND_WASTE_COLUMN,
-    KIND_WASTE_FOUNDATION,
-    decode,
-    encode,
-)
-from .state import CFG_N_ACTIONS, GameState, column_room_problem, config_for, stock_room_problem
-from .variants import PRESETS, Variant
-
-# ------------------------------------------------------------------------------ cards
-
-_SUIT_IN = {**{ch: i for i, ch in enumerate(SUIT_LETTERS)}, **{ch: i for i, ch in enumerate(SUIT_SYMBOLS)}}
-_SUIT_IN.update({"♤": 1, "♡": 2, "♢": 3, "♧": 0})
-_RANK_IN = {ch: i for i, ch in enumerate(RANK_LETTERS)}
-_RANK_IN["10"] = 9
+from ..engine.cards import N_CODES, N_RANKS, SUIT_LETTERS
+from ..engine.layout import column_room_problem, stock_room_problem
+from ..engine.variants import PRESETS, Variant
+from .errors import PositionError
+from .notation import card_text, cards_text, parse_card
 
 
-def parse_card(text: str) -> int:
-    """Card code for text like ``"KD"``, ``"10h"`` or ``"7♠"``.
+class Position(Protocol):
+    """What :func:`format_position` reads (a :class:`~forty_thieves_env.text.game.GameState`)."""
 
-    Raises:
-        ValueError: not a card.
-    """
-    t = text.strip().upper()
-    if len(t) < 2 or t[:-1] not in _RANK_IN or t[-1] not in _SUIT_IN:
-        raise ValueError(f"not a card: {text!r} (rank A 2-9 T/10 J Q K, then suit S H D C)")
-    return _SUIT_IN[t[-1]] * N_RANKS + _RANK_IN[t[:-1]]
+    variant: Variant
 
+    @property
+    def redeals_left(self) -> int: ...
 
-def card_text(code: int, symbols: bool = False) -> str:
-    """Two-character text of a card code (``"TH"``, or ``"T♥"`` with ``symbols``)."""
-    code = int(code)
-    if not 0 <= code < N_CODES:
-        raise ValueError(f"not a card code: {code}")
-    suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS
-    return RANK_LETTERS[code % N_RANKS] + suits[code // N_RANKS]
+    @property
+    def stock(self) -> list[int]: ...
 
+    @property
+    def waste(self) -> list[int]: ...
 
-def cards_text(codes: list[int]) -> str:
-    return " ".join(card_text(c) for c in codes)
+    @property
+    def foundations(self) -> list[int]: ...
 
+    @property
+    def columns(self) -> list[list[int]]: ...
 
-# ------------------------------------------------------------------------------ moves
-
-_MOVE_RE = re.compile(r"^(w|\d+)>(f|\d+)(?:x(\d+))?$")
+    @property
+    def face_down(self) -> list[int]: ...
 
 
-def parse_move(variant: Variant, text: str) -> int:
-    """Action number of move text in ``variant`` (see the module docstring).
+class PositionParts(NamedTuple):
+    """A parsed position, in the arguments of :meth:`~forty_thieves_env.text.game.GameState.from_parts`."""
 
-    Raises:
-        ValueError: malformed text, or a move no action expresses in this variant.
-    """
-    t = re.sub(r"\s+", "", text).lower()
-    if t == "s":
-        return encode(variant, KIND_STOCK)
-    m = _MOVE_RE.match(t)
-    if not m:
-        raise ValueError(f"not a move: {text!r} (expected 's', 'w>f', '3>f', 'w>7', '3>7' or '3>7x2')")
-    src, dst, count = m.groups()
-    k = int(count) if count is not None else 1
-    if count is not None and (src == "w" or dst == "f") and k != 1:
-        raise ValueError(f"{text!r}: only single cards move from the waste or to a foundation")
-    c = variant.columns
-    for part in (src, dst):
-        if part not in ("w", "f") and not 1 <= int(part) <= c:
-            raise ValueError(f"{text!r}: no column {part} in {variant.name} (columns 1..{c})")
-    if src == "w":
-        if dst == "f":
-            return encode(variant, KIND_WASTE_FOUNDATION)
-        return encode(variant, KIND_WASTE_COLUMN, dst=int(dst) - 1)
-    if dst == "f":
-        return encode(variant, KIND_COLUMN_FOUNDATION, src=int(src) - 1)
-    try:
-        return encode(variant, KIND_COLUMN_COLUMN, int(src) - 1, int(dst) - 1, k)
-    except ValueError as err:
-        raise ValueError(f"{text!r}: {err}") from None
-
-
-def format_move(variant: Variant, action: int) -> str:
-    """Move text for an action number."""
-    cfg = config_for(variant)
-    action = int(action)
-    if not 0 <= action < cfg[CFG_N_ACTIONS]:
-        raise ValueError(f"action {action} out of range 0..{int(cfg[CFG_N_ACTIONS]) - 1} for {variant.name}")
-    kind, i, j, k = (int(x) for x in decode(cfg, action))
-    if kind == KIND_STOCK:
-        return "s"
-    if kind == KIND_WASTE_FOUNDATION:
-        return "w>f"
-    if kind == KIND_WASTE_COLUMN:
-        return f"w>{j + 1}"
-    if kind == KIND_COLUMN_FOUNDATION:
-        return f"{i + 1}>f"
-    assert kind == KIND_COLUMN_COLUMN
-    return f"{i + 1}>{j + 1}" + (f"x{k}" if k > 1 else "")
-
-
-# --------------------------------------------------------------------------- positions
+    variant: Variant
+    columns: list[list[int]]
+    stock: list[int]
+    waste: list[int]
+    foundations: list[int]  # eight pile heights, pile 2*suit + k
+    face_down: list[int]
+    redeals_left: int
 
 
 # A note after a field: "#" after a space and before a space or the line end. A face-down
 # card is "#" directly followed by its card ("#5H"), so the two never clash.
 _NOTE_RE = re.compile(r"\s#(?:\s.*)?$")
-
-
-class PositionError(ValueError):
-    """Bad position text; the message names the line and the problem."""
 
 
 _OPTION_FIELDS = {f.name: f for f in dataclasses.fields(Variant) if f.name != "name"}
@@ -195,7 +118,7 @@ def _parse_variant(text: str) -> Variant:
     return base.replace(**changes)
 
 
-def format_position(state: GameState) -> str:
+def format_position(state: Position) -> str:
     """The position of ``state`` as text; :func:`parse_position` gives it back exactly."""
     v = state.variant
     found = state.foundations
@@ -216,8 +139,9 @@ def format_position(state: GameState) -> str:
     return "\n".join(lines) + "\n"
 
 
-def parse_position(text: str) -> GameState:
-    """Load a position written by :func:`format_position` (or by hand).
+def read_position(text: str) -> PositionParts:
+    """Read a position written by :func:`format_position` (or by hand) into its parts;
+    :func:`forty_thieves_env.text.game.parse_position` makes the ``GameState``.
 
     Raises:
         PositionError: names the line number and what is wrong with it.
@@ -344,4 +268,4 @@ def parse_position(text: str) -> GameState:
             f"missing at the end of the position: {', '.join(missing[:12])}{' ...' if len(missing) > 12 else ''} "
             "(every card must appear exactly twice in the columns, stock, waste and foundations together)",
         )
-    return GameState.from_parts(variant, columns, stock, waste, heights, face_down, redeals)
+    return PositionParts(variant, columns, stock, waste, heights, face_down, redeals)

@@ -19,40 +19,58 @@ actions                             move                        text            
 
 So classic has ``2 + 20 + 90 = 112`` actions, Josephine ``2 + 20 + 90*13 = 1192``.
 Only single cards go to a foundation; the redeal shares action ``0`` with turning the stock.
-The kernels here are compiled with numba and also used by the rules engine.
+
+This module is the only place that does action-number arithmetic: the rules, the batch
+step, the heuristic and the solver call the compiled helpers below (``inline="always"``,
+so they cost nothing in a kernel), and move text (:mod:`forty_thieves_env.text.notation`)
+goes through :func:`decode` and :func:`encode`.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from .state import CFG_COLUMNS, CFG_MAX_RUN, CFG_N_ACTIONS, config_for
+from .layout import CFG_COLUMNS, CFG_MAX_RUN
 from .variants import Variant
 
+# Kinds of move that :func:`decode` returns.
 KIND_STOCK = 0
 KIND_WASTE_FOUNDATION = 1
 KIND_WASTE_COLUMN = 2
 KIND_COLUMN_FOUNDATION = 3
 KIND_COLUMN_COLUMN = 4
 
-ACTION_STOCK = 0
-ACTION_WASTE_FOUNDATION = 1
+ACTION_STOCK = 0  # turn the stock, or redeal
+ACTION_WASTE_FOUNDATION = 1  # waste top to a foundation
+_FIRST_WASTE_COLUMN = 2  # waste top to column 0; column j follows at +j
+
+
+def n_actions_for(columns: int, max_run: int) -> int:
+    """Size of the ``Discrete`` action space of ``columns`` columns and runs of up to ``max_run``."""
+    return _first_column_move(columns) + columns * (columns - 1) * max_run
+
+
+@njit(cache=True, inline="always")
+def _first_column_move(c):
+    """The first column-to-column action (column 0 to column 1, one card), for ``c`` columns."""
+    return _FIRST_WASTE_COLUMN + 2 * c
 
 
 @njit(cache=True)
 def decode(cfg, action):  # -> (kind, src column, dst column, cards); -1 where unused
     """Split an action number into ``(kind, src, dst, k)``; ``src``/``dst`` are column indices."""
     c = cfg[CFG_COLUMNS]
-    if action == 0:
+    if action == ACTION_STOCK:
         return KIND_STOCK, -1, -1, 0
-    if action == 1:
+    if action == ACTION_WASTE_FOUNDATION:
         return KIND_WASTE_FOUNDATION, -1, -1, 1
-    if action < 2 + c:
-        return KIND_WASTE_COLUMN, -1, action - 2, 1
-    if action < 2 + 2 * c:
-        return KIND_COLUMN_FOUNDATION, action - 2 - c, -1, 1
+    if action < _FIRST_WASTE_COLUMN + c:
+        return KIND_WASTE_COLUMN, -1, action - _FIRST_WASTE_COLUMN, 1
+    first = _first_column_move(c)
+    if action < first:
+        return KIND_COLUMN_FOUNDATION, action - _FIRST_WASTE_COLUMN - c, -1, 1
     kmax = cfg[CFG_MAX_RUN]
-    r = action - 2 - 2 * c
+    r = action - first
     if kmax == 1:  # single-card variants: spare the two divisions by kmax
         k = 1
         pair = r
@@ -65,32 +83,55 @@ def decode(cfg, action):  # -> (kind, src column, dst column, cards); -1 where u
     return KIND_COLUMN_COLUMN, i, j, k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def waste_to_column(cfg, j):
-    return 2 + j
+    """Action for the waste's top card to column ``j``."""
+    return _FIRST_WASTE_COLUMN + j
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _column_foundation(c, i):
+    return _FIRST_WASTE_COLUMN + c + i
+
+
+@njit(cache=True, inline="always")
 def column_to_foundation(cfg, i):
-    return 2 + cfg[CFG_COLUMNS] + i
+    """Action for column ``i``'s exposed card to a foundation."""
+    return _column_foundation(cfg[CFG_COLUMNS], i)
+
+
+@njit(cache=True, inline="always")
+def first_column_move(cfg):
+    """The first column-to-column action: every action from here on moves cards between columns."""
+    return _first_column_move(cfg[CFG_COLUMNS])
+
+
+@njit(cache=True, inline="always")
+def _run_row(c, kmax, i, j):
+    jj = j - 1 if j > i else j
+    return _first_column_move(c) + (i * (c - 1) + jj) * kmax
+
+
+@njit(cache=True, inline="always")
+def run_row(cfg, i, j):
+    """Action for one card from column ``i`` to column ``j`` (``i != j``): the first of the
+    ``max_run`` actions that move 1, 2, ... cards between them (``run_row + k - 1`` moves ``k``)."""
+    return _run_row(cfg[CFG_COLUMNS], cfg[CFG_MAX_RUN], i, j)
 
 
 @njit(cache=True, inline="always")
 def column_to_column(cfg, i, j, k):
     """Action for moving ``k`` cards from column ``i`` to column ``j`` (``i != j``)."""
-    c = cfg[CFG_COLUMNS]
-    jj = j - 1 if j > i else j
-    return 2 + 2 * c + (i * (c - 1) + jj) * cfg[CFG_MAX_RUN] + k - 1
+    return run_row(cfg, i, j) + k - 1
 
 
 def n_actions(variant: Variant) -> int:
     """Size of the variant's action space."""
-    return int(config_for(variant)[CFG_N_ACTIONS])
+    return n_actions_for(variant.columns, variant.max_run)
 
 
 def encode(variant: Variant, kind: int, src: int = -1, dst: int = -1, k: int = 1) -> int:
     """Inverse of :func:`decode`, with range checks (``ValueError`` on a move with no action)."""
-    cfg = config_for(variant)
     c, kmax = variant.columns, variant.max_run
     if kind == KIND_STOCK:
         return ACTION_STOCK
@@ -99,11 +140,11 @@ def encode(variant: Variant, kind: int, src: int = -1, dst: int = -1, k: int = 1
     if kind == KIND_WASTE_COLUMN:
         if not 0 <= dst < c:
             raise ValueError(f"no column {dst + 1} in {variant.name} (1..{c})")
-        return int(waste_to_column(cfg, dst))
+        return _FIRST_WASTE_COLUMN + dst
     if kind == KIND_COLUMN_FOUNDATION:
         if not 0 <= src < c:
             raise ValueError(f"no column {src + 1} in {variant.name} (1..{c})")
-        return int(column_to_foundation(cfg, src))
+        return int(_column_foundation(c, src))
     if kind == KIND_COLUMN_COLUMN:
         for col in (src, dst):
             if not 0 <= col < c:
@@ -112,19 +153,5 @@ def encode(variant: Variant, kind: int, src: int = -1, dst: int = -1, k: int = 1
             raise ValueError(f"a column cannot move onto itself ({src + 1}>{dst + 1})")
         if not 1 <= k <= kmax:
             raise ValueError(f"{variant.name} moves 1..{kmax} cards at once (run_moves={variant.run_moves!r}), got {k}")
-        return int(column_to_column(cfg, src, dst, k))
+        return int(_run_row(c, kmax, src, dst)) + k - 1
     raise ValueError(f"unknown move kind {kind}")
-
-
-def describe_action(variant: Variant, action: int) -> str:
-    """Move text for an action number (``"3>7x2"``)."""
-    from .notation import format_move
-
-    return format_move(variant, action)
-
-
-def parse_move(variant: Variant, text: str) -> int:
-    """Action number for move text (``"w>f"``, ``"3>7"``, ``"3>7x2"``, ``"s"``)."""
-    from .notation import parse_move as _parse
-
-    return _parse(variant, text)

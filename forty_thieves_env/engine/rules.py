@@ -1,9 +1,11 @@
 """The rules engine: legal moves, applying a move, auto-play, win and stuck tests, the deal.
 
 Every rule of the family is written here once, as numba-compiled kernels over the flat
-state arrays of :mod:`forty_thieves_env.state` (set ``NUMBA_DISABLE_JIT=1`` to run them
-as plain Python). Kernels take ``(s, cfg, ...)``: ``s`` is a ``(size,) int8`` state array,
-``cfg`` the variant's ``(CFG_LEN,) int64`` config from :func:`~.state.config_for`.
+state arrays of :mod:`.layout` (set ``NUMBA_DISABLE_JIT=1`` to run them as plain Python).
+Kernels take ``(s, cfg, ...)``: ``s`` is a ``(size,) int8`` state array, ``cfg`` the
+variant's ``(CFG_LEN,) int64`` config from :func:`.config.config_for`. The update of a legal
+mask after a move is in :mod:`.incremental`; the reasons a move is refused, in words, are in
+:mod:`forty_thieves_env.text.explain`.
 
 Rules (from the rule pages in ``shared/rules``):
 
@@ -27,17 +29,21 @@ import numpy as np
 from numba import njit
 from numba import uint64 as u64
 
-from .cards import EMPTY, N_CARDS, N_RANKS
-from .memory import SPREAD, byte_sum, load_u64, popcount, store_u64
-from .moves import (
-    KIND_COLUMN_COLUMN,
+from .actions import (
+    ACTION_STOCK,
+    ACTION_WASTE_FOUNDATION,
     KIND_COLUMN_FOUNDATION,
     KIND_STOCK,
     KIND_WASTE_COLUMN,
     KIND_WASTE_FOUNDATION,
+    column_to_foundation,
     decode,
+    run_row,
+    waste_to_column,
 )
-from .state import (
+from .bits import popcount
+from .cards import EMPTY, N_CARDS, N_RANKS
+from .layout import (
     CFG_ALTERNATE,
     CFG_AUTO,
     CFG_COLUMNS,
@@ -181,12 +187,12 @@ def _tops(s, cfg):
 
 
 @njit(cache=True, inline="always")
-def _popcount(bits):
+def count_bits(bits):
     return np.int64(popcount(u64(bits)))
 
 
 @njit(cache=True, inline="always")
-def _neighbours(cfg, card, step):
+def neighbours(cfg, card, step):
     """Bits (as in ``present`` of :func:`_tops`) of the card codes one rank from ``card``
     (``step`` +1 or -1) that build with it: the same suit, or the two suits of the other
     colour. The caller keeps the rank in range (no king up, no ace down)."""
@@ -198,9 +204,9 @@ def _neighbours(cfg, card, step):
 
 
 @njit(cache=True, inline="always")
-def _targets(cfg, card):
+def targets(cfg, card):
     """Bits of the card codes that ``card`` may be built on (the caller never asks for a king)."""
-    return _neighbours(cfg, card, 1)
+    return neighbours(cfg, card, 1)
 
 
 @njit(cache=True, inline="always")
@@ -213,34 +219,30 @@ def _moves_from(s, cfg, out, i, present, empties, lim_card, lim_empty):
     """
     c = cfg[CFG_COLUMNS]
     d = cfg[CFG_DEPTH]
-    kmax = cfg[CFG_MAX_RUN]
     off_len = cfg[CFG_OFF_LEN]
     off_tab = cfg[CFG_OFF_TAB]
     li = s[off_len + i]
     base_i = off_tab + i * d
     r = run_length(s, cfg, i)
-    row = 2 + 2 * c + i * (c - 1) * kmax
     n = 0
     for k in range(1, min(r, lim_card) + 1):
         base = s[base_i + li - k]
         if base % N_RANKS == N_RANKS - 1:
             break  # a king goes on no card, and nothing longer can start above it
-        targets = _targets(cfg, base)
-        if present & targets == 0:
+        bits = targets(cfg, base)
+        if present & bits == 0:
             continue
         for j in range(c):
             lj = s[off_len + j]
-            # ``fits(cfg, base, top)`` is the bit of ``top`` in ``targets``: no division by 13.
-            if j != i and lj > 0 and (targets >> np.uint64(s[off_tab + j * d + lj - 1])) & np.uint64(1):
-                jj = j - 1 if j > i else j
-                out[row + jj * kmax + k - 1] = True
+            # ``fits(cfg, base, top)`` is the bit of ``top`` in ``bits``: no division by 13.
+            if j != i and lj > 0 and (bits >> np.uint64(s[off_tab + j * d + lj - 1])) & np.uint64(1):
+                out[run_row(cfg, i, j) + k - 1] = True
                 n += 1
     if empties != 0:
         lim = min(r, lim_empty)
         for j in range(c):
             if (empties >> np.uint64(j)) & np.uint64(1):
-                jj = j - 1 if j > i else j
-                a0 = row + jj * kmax
+                a0 = run_row(cfg, i, j)
                 for k in range(lim):
                     out[a0 + k] = True
                 n += lim
@@ -248,7 +250,7 @@ def _moves_from(s, cfg, out, i, present, empties, lim_card, lim_empty):
 
 
 @njit(cache=True, inline="always")
-def _run_limits(cfg, n_empty):
+def run_limits(cfg, n_empty):
     """The longest run that may move onto a card and into an empty column (0: none empty)."""
     return run_limit(cfg, n_empty, False), (run_limit(cfg, n_empty, True) if n_empty > 0 else 0)
 
@@ -256,9 +258,9 @@ def _run_limits(cfg, n_empty):
 @njit(cache=True, inline="always")
 def _move_context(s, cfg):
     """What every column move is checked against: the bit sets of exposed cards and empty
-    columns, and :func:`_run_limits`."""
+    columns, and :func:`run_limits`."""
     present, empties = _tops(s, cfg)
-    lim_card, lim_empty = _run_limits(cfg, _popcount(empties))
+    lim_card, lim_empty = run_limits(cfg, count_bits(empties))
     return present, empties, lim_card, lim_empty
 
 
@@ -273,185 +275,28 @@ def legal_mask(s, cfg, out):
     present, empties, lim_card, lim_empty = _move_context(s, cfg)
     count = 0
     if stock_playable(s, cfg):
-        out[0] = True
+        out[ACTION_STOCK] = True
         count += 1
     wl = s[S_WASTE_LEN]
     if wl > 0:
         w = s[cfg[CFG_OFF_WASTE] + wl - 1]
         if foundation_pile(s, w) >= 0:
-            out[1] = True
+            out[ACTION_WASTE_FOUNDATION] = True
             count += 1
         for j in range(c):
             lj = s[off_len + j]
             if lj == 0 or fits(cfg, w, s[off_tab + j * d + lj - 1]):
-                out[2 + j] = True
+                out[waste_to_column(cfg, j)] = True
                 count += 1
     for i in range(c):
         li = s[off_len + i]
         if li == 0:
             continue
         if foundation_pile(s, s[off_tab + i * d + li - 1]) >= 0:
-            out[2 + c + i] = True
+            out[column_to_foundation(cfg, i)] = True
             count += 1
         count += _moves_from(s, cfg, out, i, present, empties, lim_card, lim_empty)
     return count
-
-
-@njit(cache=True, inline="always")
-def _put(out, a, legal):
-    """``out[a] = legal``; return the change in the number of legal actions (-1, 0 or 1)."""
-    before = out[a]
-    out[a] = legal
-    return np.int64(legal) - np.int64(before)
-
-
-@njit(cache=True, inline="always")
-def _put_runs(out, a0, k_card, k_empty):
-    """Set the 13 entries from ``a0`` (run lengths 1..13 of one source and destination; a
-    variant that moves runs at all has ``max_run`` 13): legal are length ``k_card`` (0: none)
-    and lengths ``1..k_empty``. Return the change.
-
-    The 13 entries are read and written as two overlapping 8-byte words (bytes 0-7 and
-    5-12), both inside the 13."""
-    bits = (1 << k_empty) - 1
-    if k_card > 0:
-        bits |= 1 << (k_card - 1)
-    p = out.ctypes.data + a0
-    before = byte_sum(load_u64(p)) + byte_sum(load_u64(p + 5) >> u64(24))
-    store_u64(p, SPREAD[bits & 0xFF])
-    store_u64(p + 5, SPREAD[(bits >> 5) & 0xFF])
-    return _popcount(u64(bits)) - before
-
-
-@njit(cache=True, inline="always")
-def _onto_card(s, cfg, src, li, run, target, lim_card):
-    """The one run length (0 if none) that may move from column ``src`` (``li`` cards, a run
-    of ``run`` at its end, or -1 when not yet measured) onto the card ``target``: the run whose
-    leading card is one rank below ``target`` and builds on it."""
-    base = cfg[CFG_OFF_TAB] + src * cfg[CFG_DEPTH]
-    k = target % N_RANKS - s[base + li - 1] % N_RANKS
-    if k < 1 or k > lim_card:
-        return 0
-    if k > 1 and k > (run if run >= 0 else run_length(s, cfg, src)):
-        return 0
-    return k if fits(cfg, s[base + li - k], target) else 0
-
-
-@njit(cache=True)
-def _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty):
-    """Set every column-to-column entry between column ``x`` and each other column ``j``: the
-    moves ``x -> j``, and ``j -> x`` unless ``j`` is in the bit set ``cols`` (its own call sets
-    those). Return the change in the number of legal actions.
-
-    With single-card moves (``kmax == 1``) each entry is one bit test of the other column's
-    exposed card against the cards ``x``'s exposed card goes on (or that go on it).
-    """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    kmax = cfg[CFG_MAX_RUN]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
-    width = (c - 1) * kmax
-    moves = 2 + 2 * c
-    lx = s[off_len + x]
-    ux = s[off_tab + x * d + lx - 1] if lx > 0 else 0
-    delta = 0
-    if kmax == 1:
-        goes_on = np.uint64(0)  # cards ``ux`` goes on
-        takes = np.uint64(0)  # cards that go on ``ux``
-        if lx > 0:
-            if ux % N_RANKS != N_RANKS - 1:
-                goes_on = _targets(cfg, ux)
-            if ux % N_RANKS != 0:
-                takes = _neighbours(cfg, ux, -1)
-        for j in range(c):
-            if j == x:
-                continue
-            lj = s[off_len + j]
-            if lj > 0:
-                bit = np.uint64(1) << np.uint64(s[off_tab + j * d + lj - 1])
-                forward = lx > 0 and (goes_on & bit) != 0
-                back = lx == 0 or (takes & bit) != 0
-            else:
-                forward = lx > 0
-                back = False
-            delta += _put(out, moves + x * width + (j - 1 if j > x else j), forward)
-            if not (cols >> np.uint64(j)) & np.uint64(1):
-                delta += _put(out, moves + j * width + (x - 1 if x > j else x), back)
-        return delta
-    run_x = run_length(s, cfg, x)
-    for j in range(c):
-        if j == x:
-            continue
-        lj = s[off_len + j]
-        uj = s[off_tab + j * d + lj - 1] if lj > 0 else 0
-        k_card = 0
-        k_empty = 0
-        if lx > 0:
-            if lj == 0:
-                k_empty = min(run_x, lim_empty)
-            else:
-                k_card = _onto_card(s, cfg, x, lx, run_x, uj, lim_card)
-        a0 = moves + x * width + (j - 1 if j > x else j) * kmax
-        delta += _put_runs(out, a0, k_card, k_empty)
-        if (cols >> np.uint64(j)) & np.uint64(1):
-            continue
-        k_card = 0
-        k_empty = 0
-        if lj > 0:
-            if lx == 0:
-                k_empty = min(run_length(s, cfg, j), lim_empty)
-            else:
-                k_card = _onto_card(s, cfg, j, lj, -1, ux, lim_card)
-        a0 = moves + j * width + (x - 1 if x > j else x) * kmax
-        delta += _put_runs(out, a0, k_card, k_empty)
-    return delta
-
-
-@njit(cache=True)
-def refresh_legal_mask(s, cfg, out, cols, waste, found):
-    """Bring ``out``, the legal mask before a move, up to date after it; return the change in
-    the number of legal actions (what :func:`legal_mask` counts).
-
-    Only the entries that can have changed are recomputed: those of the columns in the bit
-    set ``cols`` (moves out of them, onto them, to a foundation, from the waste), the waste
-    moves when ``waste`` (its top changed), the moves to a foundation when ``found`` (the
-    foundations changed), and the stock. Every other entry depends on none of what the move
-    changed. The caller falls back to :func:`legal_mask` when the move changed the number of
-    empty columns under ``run_moves="supermove"`` (every run limit changes) or auto-play ran.
-    """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
-    delta = _put(out, 0, stock_playable(s, cfg))
-    wl = s[S_WASTE_LEN]
-    w = s[cfg[CFG_OFF_WASTE] + wl - 1] if wl > 0 else -1
-    delta += _put(out, 1, w >= 0 and foundation_pile(s, w) >= 0)
-    one = np.uint64(1)
-    if waste or found:
-        touched = np.uint64(2**64 - 1)
-    else:
-        touched = cols
-    # The exposed cards the waste card goes on, as bits (a bit test per column, as _tops).
-    onto = _targets(cfg, w) if w >= 0 and w % N_RANKS != N_RANKS - 1 else np.uint64(0)
-    for j in range(c):
-        mine = (cols >> np.uint64(j)) & one
-        if not (touched >> np.uint64(j)) & one:
-            continue
-        lj = s[off_len + j]
-        top = s[off_tab + j * d + lj - 1] if lj > 0 else 0
-        if mine or waste:
-            delta += _put(out, 2 + j, w >= 0 and (lj == 0 or (onto >> np.uint64(top)) & one != 0))
-        if mine or found:
-            delta += _put(out, 2 + c + j, lj > 0 and foundation_pile(s, top) >= 0)
-    if cols != 0:
-        # The single-card path of _pair_moves (max_run 1) uses no run limits: spare the count.
-        lim_card, lim_empty = (1, 1) if cfg[CFG_MAX_RUN] == 1 else _run_limits(cfg, empty_columns(s, cfg))
-        for x in range(c):
-            if (cols >> np.uint64(x)) & one:
-                delta += _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty)
-    return delta
 
 
 @njit(cache=True)
@@ -663,49 +508,3 @@ def deal_layout(s, cfg, deck):
     s[S_STOCK_LEN] = n
     if cfg[CFG_AUTO]:
         auto_play(s, cfg)
-
-
-# ------------------------------------------------------------------ explanations
-
-
-def why_illegal(s: np.ndarray, cfg: np.ndarray, action: int) -> str:
-    """A human reason why ``action`` is illegal in ``s``, or ``""`` when it is legal.
-
-    Legality itself comes from :func:`is_legal`; this only explains a refusal.
-    """
-    if is_legal(s, cfg, action):
-        return ""
-    if not 0 <= action < cfg[CFG_N_ACTIONS]:
-        return f"no action {action} (0..{int(cfg[CFG_N_ACTIONS]) - 1})"
-    from .notation import card_text
-
-    kind, i, j, k = (int(x) for x in decode(cfg, action))
-    d = int(cfg[CFG_DEPTH])
-    lens = s[cfg[CFG_OFF_LEN] : cfg[CFG_OFF_LEN] + cfg[CFG_COLUMNS]]
-
-    def top(col: int) -> int:
-        return int(s[cfg[CFG_OFF_TAB] + col * d + lens[col] - 1])
-
-    build = "alternate colours" if cfg[CFG_ALTERNATE] else "suit"
-    if kind == KIND_STOCK:
-        if s[S_REDEALS] > 0:
-            return "the stock and the waste are both empty"
-        return "the stock is empty and no redeal is left"
-    if kind in (KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN):
-        if s[S_WASTE_LEN] == 0:
-            return "the waste is empty"
-        card = int(s[cfg[CFG_OFF_WASTE] + s[S_WASTE_LEN] - 1])
-    else:
-        if lens[i] == 0:
-            return f"column {i + 1} is empty"
-        card = int(s[cfg[CFG_OFF_TAB] + i * d + lens[i] - k]) if k <= lens[i] else top(i)
-    if kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION):
-        return f"{card_text(card)} does not fit on any foundation"
-    if kind == KIND_COLUMN_COLUMN:
-        r = int(run_length(s, cfg, i))
-        if k > r:
-            return f"column {i + 1} ends in a run of {r} card(s) in {build}, not {k}"
-        lim = int(run_limit(cfg, empty_columns(s, cfg), lens[j] == 0))
-        if k > lim:
-            return f"at most {lim} card(s) can move at once with the empty columns there are"
-    return f"{card_text(card)} does not go on {card_text(top(j))} (columns build down in {build})"

@@ -3,7 +3,8 @@
 PySolFC builds the two decks in order (deck 0 then 1, suits C S H D, ranks A..K), shuffles
 the list with its own generator (game numbers below 32000 use the Microsoft FreeCell LCG,
 larger ones Python's Mersenne Twister; both come from ``pysol-cards``) and treats the end of
-the list as the top of the stock. :func:`~.rules.deal_layout` then deals it. Every variant
+the list as the top of the stock. :func:`.rules.deal_layout` then deals it
+(:func:`forty_thieves_env.text.game.deal` gives the position). Every variant
 uses the same shuffle with its own layout, so deal ``N`` means the same pack everywhere.
 
 Example: deal 12345 of classic has column 1 ``6D AS TH 5H`` (bottom to top) and ``KC`` as
@@ -16,9 +17,6 @@ import numpy as np
 from numba import njit
 
 from .cards import N_CARDS, full_pack
-from .rules import deal_layout
-from .state import GameState, config_for
-from .variants import Variant, get_variant
 
 #: Deal numbers below this use PySolFC's Microsoft-compatible LCG.
 MS_LIMIT = 32000
@@ -172,11 +170,3 @@ def shuffled_pack(number: int) -> np.ndarray:
         key = np.array([(number >> (32 * w)) & _MASK32 for w in range((number.bit_length() + 31) // 32)])
         _shuffle_mt(key, out)
     return out
-
-
-def deal(variant: Variant | str = "classic", number: int = 1) -> GameState:
-    """The starting position of deal ``number`` in ``variant`` (a preset name or a Variant)."""
-    variant = get_variant(variant)
-    state = GameState(variant)
-    deal_layout(state.array, config_for(variant), shuffled_pack(number))
-    return state

@@ -1,0 +1,72 @@
+"""Why a move is refused, in words: the messages of ``IllegalMoveError``.
+
+Legality itself is decided by the compiled rules (:func:`forty_thieves_env.engine.rules.is_legal`);
+this module only explains a refusal, naming the cards and the rule in the player's terms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.actions import (
+    KIND_COLUMN_COLUMN,
+    KIND_COLUMN_FOUNDATION,
+    KIND_STOCK,
+    KIND_WASTE_COLUMN,
+    KIND_WASTE_FOUNDATION,
+    decode,
+)
+from ..engine.layout import (
+    CFG_ALTERNATE,
+    CFG_COLUMNS,
+    CFG_DEPTH,
+    CFG_N_ACTIONS,
+    CFG_OFF_LEN,
+    CFG_OFF_TAB,
+    CFG_OFF_WASTE,
+    S_REDEALS,
+    S_WASTE_LEN,
+)
+from ..engine.rules import empty_columns, is_legal, run_length, run_limit
+from .notation import card_text
+
+
+def why_illegal(s: np.ndarray, cfg: np.ndarray, action: int) -> str:
+    """A human reason why ``action`` is illegal in ``s``, or ``""`` when it is legal.
+
+    Legality itself comes from :func:`is_legal`; this only explains a refusal.
+    """
+    if is_legal(s, cfg, action):
+        return ""
+    if not 0 <= action < cfg[CFG_N_ACTIONS]:
+        return f"no action {action} (0..{int(cfg[CFG_N_ACTIONS]) - 1})"
+    kind, i, j, k = (int(x) for x in decode(cfg, action))
+    d = int(cfg[CFG_DEPTH])
+    lens = s[cfg[CFG_OFF_LEN] : cfg[CFG_OFF_LEN] + cfg[CFG_COLUMNS]]
+
+    def top(col: int) -> int:
+        return int(s[cfg[CFG_OFF_TAB] + col * d + lens[col] - 1])
+
+    build = "alternate colours" if cfg[CFG_ALTERNATE] else "suit"
+    if kind == KIND_STOCK:
+        if s[S_REDEALS] > 0:
+            return "the stock and the waste are both empty"
+        return "the stock is empty and no redeal is left"
+    if kind in (KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN):
+        if s[S_WASTE_LEN] == 0:
+            return "the waste is empty"
+        card = int(s[cfg[CFG_OFF_WASTE] + s[S_WASTE_LEN] - 1])
+    else:
+        if lens[i] == 0:
+            return f"column {i + 1} is empty"
+        card = int(s[cfg[CFG_OFF_TAB] + i * d + lens[i] - k]) if k <= lens[i] else top(i)
+    if kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION):
+        return f"{card_text(card)} does not fit on any foundation"
+    if kind == KIND_COLUMN_COLUMN:
+        r = int(run_length(s, cfg, i))
+        if k > r:
+            return f"column {i + 1} ends in a run of {r} card(s) in {build}, not {k}"
+        lim = int(run_limit(cfg, empty_columns(s, cfg), lens[j] == 0))
+        if k > lim:
+            return f"at most {lim} card(s) can move at once with the empty columns there are"
+    return f"{card_text(card)} does not go on {card_text(top(j))} (columns build down in {build})"
