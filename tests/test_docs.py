@@ -101,9 +101,11 @@ def readme_problems(text: str) -> list[str]:
     if len(lines) > MAX_README_LINES:
         problems.append(f"{len(lines)} lines, at most {MAX_README_LINES}")
     block = re.search(r"^```[^\n]*\n(.*?)^```", text, re.S | re.M)
-    commands = [] if block is None else [
-        c.strip() for c in block.group(1).splitlines() if c.strip() and not c.strip().startswith("#")
-    ]
+    commands = (
+        []
+        if block is None
+        else [c.strip() for c in block.group(1).splitlines() if c.strip() and not c.strip().startswith("#")]
+    )
     if len(commands) < 2 or not commands[0].startswith("make demo") or not commands[1].startswith("make test"):
         problems.append(f"the first code block should start with `make demo` and `make test`, got {commands[:2]}")
     return problems
@@ -126,8 +128,10 @@ def test_readme_is_short_and_starts_with_the_two_commands():
 def test_the_checks_catch_what_they_are_for(tmp_path):
     (tmp_path / "a.md").write_text("# Title\n\n## Second `part`\n\nok [x](a.md#second-part)\n")
     bad = tmp_path / "b.md"
-    bad.write_text("[gone](missing.md) [anchor](a.md#nope) [ok](a.md#title) [web](https://x.org/y)\n"
-                   "```\n[in code](also-missing.md)\n```\n")
+    bad.write_text(
+        "[gone](missing.md) [anchor](a.md#nope) [ok](a.md#title) [web](https://x.org/y)\n"
+        "```\n[in code](also-missing.md)\n```\n"
+    )
     assert broken_links(tmp_path / "a.md") == []
     assert broken_links(bad) == [
         "b.md:1: missing.md (no such file)",
@@ -143,9 +147,21 @@ def test_mkdocs_build_strict(tmp_path):
     if importlib.util.find_spec("mkdocs") is None:
         pytest.skip("mkdocs is not installed (it comes with the [dev] extra: pip install -e '.[dev]')")
     run = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"),
-         "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "--site-dir",
+            str(tmp_path / "site"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert (tmp_path / "site" / "index.html").is_file()
