@@ -36,8 +36,9 @@ from numba import njit
 import forty_thieves_env
 from forty_thieves_env import deal, get_variant, jitcache, shuffled_pack
 from forty_thieves_env.engine.config import config_for
+from forty_thieves_env.engine.deals import deal_layout
 from forty_thieves_env.engine.layout import CFG_N_ACTIONS
-from forty_thieves_env.engine.rules import apply_action, deal_layout, legal_mask
+from forty_thieves_env.engine.rules import apply_action, legal_mask
 
 # The loop below compiles in the engine's rules: an edit of either drops its cached kernel.
 _HERE = Path(__file__).parent

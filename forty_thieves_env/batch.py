@@ -61,7 +61,7 @@ from .engine.actions import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLUM
 from .engine.bits import copy_bytes, fill_bytes, load_u64, nth_bit, pack_bytes, popcount, unowned
 from .engine.cards import N_CARDS, N_FOUNDATIONS
 from .engine.config import config_for
-from .engine.deals import TRAIN_RANGE, check_deal_number, deal_split, shuffle_into
+from .engine.deals import TRAIN_RANGE, check_deal_number, deal_layout, deal_split, shuffle_into
 from .engine.incremental import refresh_legal_mask
 from .engine.layout import (
     CFG_AUTO,
@@ -83,7 +83,7 @@ from .engine.layout import (
     S_WASTE_LEN,
 )
 from .engine.pcg64 import ST_LEN, check_range, draw_deal_from, export_state, import_state
-from .engine.rules import apply_action, cards_home, deal_layout, empty_columns, legal_mask
+from .engine.rules import apply_action, cards_home, empty_columns, legal_mask
 from .engine.variants import Variant, get_variant
 from .rewards import R_ILLEGAL, Reward, make_reward, reward_from_spec
 

@@ -31,9 +31,9 @@ from .batch import (
 )
 from .encoding import ObservationEncoder, check_mode, observation_space
 from .engine.config import config_for
-from .engine.deals import check_deal_number, shuffled_pack
+from .engine.deals import check_deal_number, deal_layout, shuffled_pack
 from .engine.layout import CFG_N_ACTIONS
-from .engine.rules import cards_home, deal_layout, legal_mask
+from .engine.rules import cards_home, legal_mask
 from .engine.variants import Variant, get_variant
 from .rewards import Reward, make_reward
 from .text.errors import IllegalMoveError

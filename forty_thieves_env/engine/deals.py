@@ -3,7 +3,7 @@
 PySolFC builds the two decks in order (deck 0 then 1, suits C S H D, ranks A..K), shuffles
 the list with its own generator (game numbers below 32000 use the Microsoft FreeCell LCG,
 larger ones Python's Mersenne Twister; both come from ``pysol-cards``) and treats the end of
-the list as the top of the stock. :func:`.rules.deal_layout` then deals it
+the list as the top of the stock. :func:`deal_layout` then deals it
 (:func:`forty_thieves_env.text.game.deal` gives the position). Every variant
 uses the same shuffle with its own layout, so deal ``N`` means the same pack everywhere.
 
@@ -16,7 +16,23 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cards import N_CARDS, full_pack
+from .cards import EMPTY, N_CARDS, full_pack
+from .layout import (
+    CFG_AUTO,
+    CFG_COLUMNS,
+    CFG_DEPTH,
+    CFG_FACE_DOWN,
+    CFG_OFF_DOWN,
+    CFG_OFF_LEN,
+    CFG_OFF_STOCK,
+    CFG_OFF_TAB,
+    CFG_PER_COLUMN,
+    CFG_REDEALS,
+    CFG_STOCK,
+    S_REDEALS,
+    S_STOCK_LEN,
+)
+from .rules import auto_play
 
 #: Deal numbers below this use PySolFC's Microsoft-compatible LCG.
 MS_LIMIT = 32000
@@ -170,3 +186,36 @@ def shuffled_pack(number: int) -> np.ndarray:
         key = np.array([(number >> (32 * w)) & _MASK32 for w in range((number.bit_length() + 31) // 32)])
         _shuffle_mt(key, out)
     return out
+
+
+@njit(cache=True)
+def deal_layout(s, cfg, deck):
+    """Lay out a shuffled pack into ``s`` (overwritten).
+
+    ``deck`` is ``(104,) int8`` with the *top* of the pack last, as PySolFC holds its talon
+    (:func:`shuffled_pack`, :func:`shuffle_into`):
+    the cards are dealt across the columns left to right, one pass per row, from the top;
+    the face-down rows come first; what is left is the stock, its top the next to turn.
+    """
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    per = cfg[CFG_PER_COLUMN]
+    off_tab = cfg[CFG_OFF_TAB]
+    s[:off_tab] = 0
+    s[off_tab:] = EMPTY
+    s[S_REDEALS] = cfg[CFG_REDEALS]
+    pos = N_CARDS - 1
+    for p in range(per):
+        for i in range(c):
+            s[off_tab + i * d + p] = deck[pos]
+            pos -= 1
+    for i in range(c):
+        s[cfg[CFG_OFF_LEN] + i] = per
+        s[cfg[CFG_OFF_DOWN] + i] = cfg[CFG_FACE_DOWN]
+    n = cfg[CFG_STOCK]
+    off_st = cfg[CFG_OFF_STOCK]
+    for t in range(n):
+        s[off_st + t] = deck[t]
+    s[S_STOCK_LEN] = n
+    if cfg[CFG_AUTO]:
+        auto_play(s, cfg)

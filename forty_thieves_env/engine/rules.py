@@ -1,4 +1,4 @@
-"""The rules engine: legal moves, applying a move, auto-play, win and stuck tests, the deal.
+"""The rules engine: legal moves, applying a move, auto-play, win and stuck tests.
 
 Every rule of the family is written here once, as numba-compiled kernels over the flat
 state arrays of :mod:`.layout` (set ``NUMBA_DISABLE_JIT=1`` to run them as plain Python).
@@ -48,7 +48,6 @@ from .layout import (
     CFG_AUTO,
     CFG_COLUMNS,
     CFG_DEPTH,
-    CFG_FACE_DOWN,
     CFG_MAX_RUN,
     CFG_N_ACTIONS,
     CFG_OFF_DOWN,
@@ -56,10 +55,7 @@ from .layout import (
     CFG_OFF_STOCK,
     CFG_OFF_TAB,
     CFG_OFF_WASTE,
-    CFG_PER_COLUMN,
-    CFG_REDEALS,
     CFG_RUN,
-    CFG_STOCK,
     RUN_SUPERMOVE,
     S_FOUND,
     S_REDEALS,
@@ -473,38 +469,3 @@ def is_won(s):
 @njit(cache=True)
 def is_stuck(s, cfg):
     return not is_won(s) and count_legal(s, cfg) == 0
-
-
-# ---------------------------------------------------------------------------- deal
-
-
-@njit(cache=True)
-def deal_layout(s, cfg, deck):
-    """Lay out a shuffled pack into ``s`` (overwritten).
-
-    ``deck`` is ``(104,) int8`` with the *top* of the pack last, as PySolFC holds its talon:
-    the cards are dealt across the columns left to right, one pass per row, from the top;
-    the face-down rows come first; what is left is the stock, its top the next to turn.
-    """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    per = cfg[CFG_PER_COLUMN]
-    off_tab = cfg[CFG_OFF_TAB]
-    s[:off_tab] = 0
-    s[off_tab:] = EMPTY
-    s[S_REDEALS] = cfg[CFG_REDEALS]
-    pos = N_CARDS - 1
-    for p in range(per):
-        for i in range(c):
-            s[off_tab + i * d + p] = deck[pos]
-            pos -= 1
-    for i in range(c):
-        s[cfg[CFG_OFF_LEN] + i] = per
-        s[cfg[CFG_OFF_DOWN] + i] = cfg[CFG_FACE_DOWN]
-    n = cfg[CFG_STOCK]
-    off_st = cfg[CFG_OFF_STOCK]
-    for t in range(n):
-        s[off_st + t] = deck[t]
-    s[S_STOCK_LEN] = n
-    if cfg[CFG_AUTO]:
-        auto_play(s, cfg)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..engine.cards import EMPTY, N_CARDS, N_FOUNDATIONS
 from ..engine.config import config_for
-from ..engine.deals import shuffled_pack
+from ..engine.deals import deal_layout, shuffled_pack
 from ..engine.layout import (
     CFG_N_ACTIONS,
     CFG_OFF_DOWN,
@@ -29,7 +29,7 @@ from ..engine.layout import (
     S_WASTE_LEN,
     pack_state,
 )
-from ..engine.rules import apply_action, count_legal, deal_layout, is_legal, legal_mask
+from ..engine.rules import apply_action, count_legal, is_legal, legal_mask
 from ..engine.variants import Variant, get_variant
 from .errors import IllegalMoveError
 from .explain import why_illegal
