@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_properties import VARIANTS, variant_id
+from cases import VARIANTS, variant_id
 
 from forty_thieves_env import GameState, deal
 from forty_thieves_env.batch import (

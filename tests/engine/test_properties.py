@@ -18,38 +18,24 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from cases import VARIANTS, variant_id
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import RefGame, from_code, rank
 
 from forty_thieves_env import (
     EMPTY,
-    PRESETS,
     GameState,
     IllegalMoveError,
     Variant,
     deal,
     format_move,
     format_position,
-    get_variant,
     parse_position,
     shuffled_pack,
 )
 from forty_thieves_env.engine.cards import N_CODES, N_RANKS
 from forty_thieves_env.engine.layout import CFG_OFF_STOCK, CFG_OFF_WASTE, S_STOCK_LEN, S_WASTE_LEN
-
-VARIANTS: list[Variant] = [
-    *PRESETS.values(),
-    *(get_variant(n, run_moves="supermove") for n in ("classic", "streets", "maria", "limited", "rank_and_file")),
-    *(get_variant(n, auto_play_safe=True) for n in PRESETS),
-    get_variant("streets", run_moves="supermove", auto_play_safe=True),
-    get_variant("classic", redeals=2),
-]
-
-
-def variant_id(v: Variant) -> str:
-    return format_position(GameState(v)).splitlines()[0].removeprefix("variant: ").replace(" ", ",")
-
 
 deal_numbers = st.one_of(st.integers(1, 31999), st.integers(32000, 10**15))
 
