@@ -915,24 +915,26 @@ def test_streets_supermove_moves_only_alternating_runs() -> None:
 
 # ============================================================================ auto-play safe
 
+# Both JH are home; a move of the KD from column 1 uncovers the two QH (then the kings).
+HEARTS_READY = """
+1: KH QH QH KD
+2: JS QS KS
+3: QD QD KD
+4:
+5: 9C QC KC
+6: 9C QC KC
+7: TC JC
+8: TC JC
+9: QS KS
+10: KH
+"""
+
 
 def test_auto_play_sends_safe_cards_home_after_a_move_and_counts_them() -> None:
     """Both JH are home, so once a move uncovers QH it goes home, then the next QH, then the
     kings (each safe once both cards below it are home, the second one from column 10); apply
     counts all four."""
-    text = """
-        variant: {variant}
-        1: KH QH QH KD
-        2: JS QS KS
-        3: QD QD KD
-        4:
-        5: 9C QC KC
-        6: 9C QC KC
-        7: TC JC
-        8: TC JC
-        9: QS KS
-        10: KH
-        """
+    text = "variant: {variant}\n" + HEARTS_READY
     game = position(text.format(variant="classic auto_play_safe=true"))
     assert game.play("1>4") == 4
     assert heights(game, "H") == [13, 13]
@@ -973,19 +975,7 @@ def test_auto_play_leaves_an_unsafe_card_alone() -> None:
 
 def test_auto_play_with_alternating_colours_waits_for_the_other_colour() -> None:
     """In Streets a QH is safe only when both jacks of spades and of clubs are home."""
-    text = """
-        variant: {variant} auto_play_safe=true
-        1: KH QH QH KD
-        2: JS QS KS
-        3: QD QD KD
-        4:
-        5: 9C QC KC
-        6: 9C QC KC
-        7: TC JC
-        8: TC JC
-        9: QS KS
-        10: KH
-        """
+    text = "variant: {variant} auto_play_safe=true\n" + HEARTS_READY
     streets = position(text.format(variant="streets"))
     assert streets.play("1>4") == 0  # JS (and the JCs) are still out
     assert column_text(streets, 1) == "KH QH QH"
