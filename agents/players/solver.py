@@ -2,8 +2,8 @@
 
 It needs the env made with ``observation="oracle"`` (its ``observation`` attribute says so;
 the evaluator does this by itself). On the first move of a game it rebuilds the exact state
-from the oracle observation (:func:`agents.view.state_from_oracle`), runs
-:func:`agents.solver.solve` once, and then replays the winning line move by move. When the
+from the oracle observation (:func:`agents.players.view.state_from_oracle`), runs
+:func:`agents.search.solver.solve` once, and then replays the winning line move by move. When the
 solver finds no win within its budget (``lost`` or ``unknown``), or the game leaves the line,
 the heuristic agent plays the rest from the ordinary part of the observation.
 
@@ -34,7 +34,7 @@ class SolverAgent(BaseAgent):
         max_nodes: The solver's node budget per game.
         max_seconds: The solver's time budget per game (``None``: nodes only, which keeps
             the play reproducible).
-        **solver_options: Further keyword arguments for :func:`agents.solver.solve`.
+        **solver_options: Further keyword arguments for :func:`agents.search.solver.solve`.
     """
 
     name = "solver"
@@ -66,7 +66,7 @@ class SolverAgent(BaseAgent):
         self._next = 0
 
     def _solve(self, observation: Observation) -> list[int]:
-        from .solver import solve
+        from agents.search.solver import solve
 
         state = state_from_oracle(observation, self.variant)
         budget: dict[str, Any] = {"max_nodes": self.max_nodes}

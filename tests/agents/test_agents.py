@@ -6,19 +6,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agents.base import Agent, agent_names, make_agent
-from agents.heuristic import (
-    CYCLE,
-    POINTLESS,
-    TWIN,
-    HeuristicAgent,
-    choose,
-    table_insert,
-    visible_hash,
-    weights_array,
-)
-from agents.lookahead import LookaheadAgent
-from agents.view import StockRecall, determinize, state_from_oracle
+from agents.hashing import table_insert
+from agents.players.base import Agent, agent_names, make_agent
+from agents.players.heuristic import HeuristicAgent, choose, visible_hash
+from agents.players.lookahead import LookaheadAgent
+from agents.players.view import StockRecall, determinize, state_from_oracle
+from agents.players.weights import CYCLE, POINTLESS, TWIN, weights_array
 from forty_thieves_env import PRESETS, GameState, deal, format_position, get_variant, parse_move, parse_position
 from forty_thieves_env.cards import N_CODES, N_RANKS, RANK_LETTERS, SUIT_LETTERS
 from forty_thieves_env.encoding import ObservationEncoder

@@ -1,7 +1,7 @@
 """Solve a list of deals with the perfect-information solver; resumable; winnable-set export.
 
 ``forty-thieves solve --variant classic --deals test --seconds 10`` runs
-:func:`agents.solver.solve` once on the starting position of each deal (a process pool,
+:func:`agents.search.solver.solve` once on the starting position of each deal (a process pool,
 every core by default) and writes into ``--out``:
 
 * ``meta.json``: the variant and the solver budget (seconds, nodes, memory, strategy,
@@ -75,7 +75,7 @@ class Budget:
         return {k: getattr(self, k) for k in BUDGET_KEYS}
 
     def check(self) -> Budget:
-        from .solver import STRATEGIES
+        from agents.search.solver import STRATEGIES
 
         if not self.seconds > 0:
             raise ValueError(f"seconds must be positive, got {self.seconds}")
@@ -114,7 +114,7 @@ def solve_deal(variant: Any, deal_number: int, budget: Budget) -> dict[str, Any]
     """Solve one deal from its start; the verdict row (not yet replayed)."""
     from forty_thieves_env.deals import deal
 
-    from .solver import solve
+    from agents.search.solver import solve
 
     r = solve(
         deal(variant, deal_number),
@@ -143,7 +143,7 @@ _WORKER: dict[str, Any] = {}
 
 def _worker_init(variant: str, budget: Budget) -> None:
     _WORKER.update(variant=variant, budget=budget)
-    from .solver import _warm_up
+    from agents.search.solver import _warm_up
 
     _warm_up(budget.strategy)  # compile before the first deal's clock starts
 
@@ -203,12 +203,12 @@ def source_version() -> str:
     """The git commit of this checkout (``+dirty`` when the solver's files have local changes), or ``""``."""
     import subprocess
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
             return ""
-        files = ["agents/solver.py", "agents/_solver_kernels.py"]
+        files = ["agents/search", "agents/hashing.py"]
         dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *files], cwd=root, timeout=10).returncode
     except (OSError, subprocess.SubprocessError):
         return ""
@@ -268,7 +268,7 @@ def solve_deals(
 
     Args:
         variant: A preset name.
-        deals: As ``forty-thieves evaluate --deals`` (:func:`agents.evaluate.parse_deals`);
+        deals: As ``forty-thieves evaluate --deals`` (:func:`agents.evaluation.evaluate.parse_deals`);
             ``n`` keeps the first ``n``.
         out: The run folder (see the module docstring).
         budget: Solver settings per deal (default :class:`Budget`).
@@ -409,7 +409,7 @@ def export_winnable(
                 "(a certificate). A biased subset of the training deals: the easier ones."
             ),
             "variant": variant.name,
-            "solver": "agents.solver.solve (perfect information)",
+            "solver": "agents.search.solver.solve (perfect information)",
             "budget": meta["budget"],
             "deals_searched": {
                 "spec": deals if isinstance(deals, str) else "list",

@@ -7,9 +7,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from agents.notebooks import execute_notebook, inject_parameters, parse_parameter
+from agents.training.notebooks import execute_notebook, inject_parameters, parse_parameter
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 
 

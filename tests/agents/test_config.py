@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from agents.cli import main
-from agents.config import (
+from agents.training.config import (
     ConfigError,
     LinearSchedule,
     TrainConfig,
@@ -17,7 +17,7 @@ from agents.config import (
     parse_schedule,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PPO_YAML = ROOT / "configs" / "ppo.yaml"
 
 

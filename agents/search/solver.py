@@ -3,8 +3,8 @@
 ``solve(state)`` searches for a winning line from a position and returns a
 :class:`SolveResult`: ``won`` with the whole move list in the engine's move text,
 ``lost`` when the search space is exhausted (a proof that no line wins), or ``unknown``
-when a budget (nodes, seconds, memory) ran out first. The kernels are in
-:mod:`agents._solver_kernels`; every rule of the game comes from the engine.
+when a budget (nodes, seconds, memory) ran out first. The kernels are in the
+other modules of :mod:`agents.search`; every rule of the game comes from the engine.
 
 Search
 ------
@@ -82,7 +82,7 @@ The rules:
    The turn alone is a persistent set (partial-order reduction).
 5. **Positions already in the transposition table** are not searched again: all positions
    with one canonical hash have the same ``mu``.
-6. **Blocked suits** (:func:`~agents._solver_kernels.blocked_suits`; suit building,
+6. **Blocked suits** (:func:`~agents.search.pruning.blocked_suits`; suit building,
    single-card moves, no empty column): a position it flags is not winnable, so it has no
    ``mu`` and cutting it (best-first does not expand it, depth-first does not enter it)
    changes nothing above. It finds a set ``P`` of *pinned* cards (column cards, and waste
@@ -114,16 +114,17 @@ limited deals.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-import numpy as np
-
 from forty_thieves_env.notation import format_move
-from forty_thieves_env.state import CFG_DEPTH, CFG_N_ACTIONS, CFG_SIZE, CFG_STOCK, S_REDEALS, GameState
+from forty_thieves_env.state import CFG_DEPTH, CFG_STOCK, GameState
 
-from . import _solver_kernels as K
+from .beam import Beam
+from .best_first import BestFirst
+from .control import DEPTH_FULL, EXHAUSTED, GAVE_UP, RUNNING, TABLE_FULL, WON, Search
+from .dfs import DepthFirst
+from .zobrist import zobrist_for
 
 Verdict = Literal["won", "lost", "unknown"]
 Strategy = Literal["portfolio", "best", "dfs", "beam"]
@@ -155,202 +156,6 @@ class SolveResult:
     reason: str = ""
     states: int = 0
     decided_by: str = ""
-
-
-_ZOBRIST: dict[tuple[int, int], np.ndarray] = {}
-
-
-def _zobrist(depth: int, stock: int) -> np.ndarray:
-    key = (depth, stock)
-    if key not in _ZOBRIST:
-        _ZOBRIST[key] = K.make_zobrist(depth, stock)
-    return _ZOBRIST[key]
-
-
-def _pow2_at_most(x: float) -> int:
-    return 1 << max(10, int(np.floor(np.log2(max(x, 1024)))))
-
-
-class _Search:
-    """One resumable search: ``run(limit)`` advances it to ``limit`` generated positions."""
-
-    name: str
-    ctl: np.ndarray
-    run: Callable[[int], None]
-
-    def line(self) -> np.ndarray:  # the winning actions, safe moves included
-        raise NotImplementedError
-
-    @property
-    def status(self) -> int:
-        return int(self.ctl[K.C_STATUS])
-
-    @property
-    def nodes(self) -> int:
-        return int(self.ctl[K.C_NODES])
-
-    @property
-    def states(self) -> int:
-        return int(self.ctl[K.C_TT_COUNT])
-
-
-class _BestFirst(_Search):
-    def __init__(self, state: GameState, z: np.ndarray, budget: float, max_nodes: int, prune: bool, weights: str):
-        cfg = state.cfg
-        size = int(cfg[CFG_SIZE])
-        n_act = int(cfg[CFG_N_ACTIONS])
-        self.name = f"best/{weights}"
-        self.state, self.prune = state, prune
-        # Per stored position: the state, parent, move, queue link and ~2 table slots.
-        per = size + 4 + 2 + 4 + 2 * 16
-        cap = int(min(max(budget / per, 4096), max_nodes + n_act + 1))
-        slots = _pow2_at_most(2 * cap)
-        k1 = np.zeros(slots, dtype=np.uint64)
-        k2 = np.zeros(slots, dtype=np.uint64)
-        arena = np.empty((cap, size), dtype=np.int8)
-        self.parent = parent = np.empty(cap, dtype=np.int32)
-        self.act = act = np.empty(cap, dtype=np.int16)
-        link = np.empty(cap, dtype=np.int32)
-        head = np.empty(K.N_BUCKETS, dtype=np.int32)
-        self.ctl = ctl = _new_ctl(state)
-        w = K.HEURISTICS[weights]
-        mask = np.zeros(n_act, dtype=np.bool_)
-        scratch = np.zeros(256, dtype=np.int16)
-        K.best_init(state.array, cfg, z, k1, k2, arena, parent, act, link, head, ctl, prune, w)
-        args = (cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch)
-
-        def run(limit: int) -> None:
-            K.best_run(*args, limit, cap, prune, w)
-
-        self.run = run
-
-    def line(self) -> np.ndarray:
-        chosen = []
-        node = int(self.ctl[K.C_DEPTH])
-        while self.parent[node] >= 0:
-            chosen.append(int(self.act[node]))
-            node = int(self.parent[node])
-        out = np.zeros(len(chosen) + 128, dtype=np.int16)
-        n = K.replay_line(self.state.array, self.state.cfg, np.array(chosen[::-1], dtype=np.int16), out, self.prune)
-        return out[:n]
-
-
-class _DepthFirst(_Search):
-    def __init__(self, state: GameState, z: np.ndarray, budget: float, max_nodes: int, prune: bool, max_depth: int):
-        cfg = state.cfg
-        size = int(cfg[CFG_SIZE])
-        n_act = int(cfg[CFG_N_ACTIONS])
-        self.name = "dfs"
-        m = min(n_act, K.MAX_FRAME_MOVES)
-        stack_bytes = (max_depth + 1) * (size + 2 * m + 12) + 2 * (max_depth + 256)
-        slots = _pow2_at_most(max(budget - stack_bytes, 2**16) / 16)
-        slots = min(slots, _pow2_at_most(2 * (max_nodes + 1)))
-        tt_limit = int(slots * 0.7)
-        k1 = np.zeros(slots, dtype=np.uint64)
-        k2 = np.zeros(slots, dtype=np.uint64)
-        states = np.empty((max_depth + 1, size), dtype=np.int8)
-        moves = np.zeros((max_depth + 1, m), dtype=np.int16)
-        nmov = np.zeros(max_depth + 1, dtype=np.int32)
-        nxt = np.zeros(max_depth + 1, dtype=np.int32)
-        self.pend = pend = np.zeros(max_depth + 1, dtype=np.int32)
-        self.path = path = np.zeros(max_depth + 256, dtype=np.int16)
-        scores = np.zeros(m, dtype=np.int64)
-        self.ctl = ctl = _new_ctl(state)
-        w = K.HEURISTICS["balanced"]
-        mask = np.zeros(n_act, dtype=np.bool_)
-        tmp = np.empty(size, dtype=np.int8)
-        scratch = np.zeros(256, dtype=np.int16)
-        args = (cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores)
-        K.dfs_init(state.array, *args, prune, w)
-
-        def run(limit: int) -> None:
-            K.dfs_run(*args, limit, tt_limit, prune, w)
-
-        self.run = run
-
-    def line(self) -> np.ndarray:
-        return self.path[: self.pend[self.ctl[K.C_DEPTH]]]
-
-
-class _Beam(_Search):
-    """Beam searches of growing width, each from the start with a fresh table: widths
-    ``128 * 2**k`` (the two heuristics in turn at each width) up to what the memory
-    allows. Only finds wins; it reports ``GAVE_UP`` after its widest search."""
-
-    MAX_LAYERS = 1000
-    CAND_PER_STATE = 64
-
-    def __init__(self, state: GameState, z: np.ndarray, budget: float, prune: bool):
-        self.name = "beam"
-        self.state, self.z, self.prune = state, z, prune
-        self.schedule = []
-        width = 128
-        while self._bytes(width) <= budget or not self.schedule:
-            self.schedule += [(width, "balanced"), (width, "waste")]
-            width *= 2
-        self.done_nodes = 0
-        self.round = -1
-        self._next()
-
-    def _bytes(self, width: int) -> float:
-        size = int(self.state.cfg[CFG_SIZE])
-        slots = _pow2_at_most(2 * width * 400)
-        return 2 * width * size + self.MAX_LAYERS * width * 6 + width * self.CAND_PER_STATE * 30 + slots * 16
-
-    def _next(self) -> None:
-        self.round += 1
-        width, weights = self.schedule[self.round]
-        self.name = f"beam/{width}/{weights}"
-        state, cfg = self.state, self.state.cfg
-        size = int(cfg[CFG_SIZE])
-        slots = _pow2_at_most(2 * width * 400)
-        k1 = np.zeros(slots, dtype=np.uint64)
-        k2 = np.zeros(slots, dtype=np.uint64)
-        beam = np.empty((2, width, size), dtype=np.int8)
-        self.par = par = np.zeros((self.MAX_LAYERS + 1, width), dtype=np.int32)
-        self.act = act = np.zeros((self.MAX_LAYERS + 1, width), dtype=np.int16)
-        n_cand = width * self.CAND_PER_STATE
-        cand = (
-            np.empty(n_cand, dtype=np.int32),
-            np.empty(n_cand, dtype=np.int16),
-            np.empty(n_cand, dtype=np.int64),
-            np.empty(n_cand, dtype=np.uint64),
-            np.empty(n_cand, dtype=np.uint64),
-        )
-        self.ctl = ctl = _new_ctl(state)
-        w = K.HEURISTICS[weights]
-        mask = np.zeros(int(cfg[CFG_N_ACTIONS]), dtype=np.bool_)
-        K.beam_init(state.array, cfg, self.z, k1, k2, beam, ctl, self.prune)
-        args = (cfg, self.z, k1, k2, beam, par, act, *cand, ctl, mask)
-        self.run_round = lambda limit: K.beam_run(*args, limit, self.prune, w)
-
-    def run(self, limit: int) -> None:  # type: ignore[override]
-        self.run_round(limit - self.done_nodes)
-        if self.ctl[K.C_STATUS] == K.GAVE_UP and self.round + 1 < len(self.schedule):
-            self.done_nodes += int(self.ctl[K.C_NODES])
-            self._next()
-
-    @property
-    def nodes(self) -> int:
-        return self.done_nodes + int(self.ctl[K.C_NODES])
-
-    def line(self) -> np.ndarray:
-        layer = int(self.ctl[K.C_LAYER])
-        q = int(self.ctl[K.C_DEPTH])
-        chosen = []
-        while layer > 0:
-            chosen.append(int(self.act[layer, q]))
-            q = int(self.par[layer, q])
-            layer -= 1
-        out = np.zeros(len(chosen) + 128, dtype=np.int16)
-        n = K.replay_line(self.state.array, self.state.cfg, np.array(chosen[::-1], dtype=np.int16), out, self.prune)
-        return out[:n]
-
-
-def _new_ctl(state: GameState) -> np.ndarray:
-    ctl = np.zeros(K.C_LEN, dtype=np.int64)
-    ctl[K.C_ROOT_REDEALS] = int(state.array[S_REDEALS])
-    return ctl
 
 
 _WARM: set[str] = set()
@@ -404,30 +209,30 @@ def solve(
     now = time.perf_counter if clock == "wall" else time.process_time
     t0 = now()
     cfg = state.cfg
-    z = _zobrist(int(cfg[CFG_DEPTH]), int(cfg[CFG_STOCK]))
+    z = zobrist_for(int(cfg[CFG_DEPTH]), int(cfg[CFG_STOCK]))
     budget = max_memory_mb * 2**20 - 16 * 2**20  # room for the small arrays
-    searches: list[_Search]
+    searches: list[Search]
     if strategy == "best":
-        searches = [_BestFirst(state, z, budget, max_nodes, prune, "balanced")]
+        searches = [BestFirst(state, z, budget, max_nodes, prune, "balanced")]
     elif strategy == "dfs":
-        searches = [_DepthFirst(state, z, budget, max_nodes, prune, max_depth)]
+        searches = [DepthFirst(state, z, budget, max_nodes, prune, max_depth)]
     elif strategy == "beam":
-        searches = [_Beam(state, z, budget, prune)]
+        searches = [Beam(state, z, budget, prune)]
     else:
         third = budget / 3
         searches = [
-            _BestFirst(state, z, third, max_nodes, prune, "waste"),
-            _BestFirst(state, z, third, max_nodes, prune, "balanced"),
-            _Beam(state, z, third, prune),
+            BestFirst(state, z, third, max_nodes, prune, "waste"),
+            BestFirst(state, z, third, max_nodes, prune, "balanced"),
+            Beam(state, z, third, prune),
         ]
 
     # Turns of a fixed number of positions (not of time), so that under a node budget the
     # interleaving, and so the result, is reproducible. 10k positions take 10-50 ms.
     chunk = 10_000
     reason = ""
-    done: _Search | None = next((s for s in searches if s.status in (K.WON, K.EXHAUSTED)), None)
+    done: Search | None = next((s for s in searches if s.status in (WON, EXHAUSTED)), None)
     while done is None:
-        running = [s for s in searches if s.status == K.RUNNING]
+        running = [s for s in searches if s.status == RUNNING]
         if not running:
             break
         if sum(s.nodes for s in searches) >= max_nodes:
@@ -441,14 +246,14 @@ def solve(
             if total >= max_nodes:
                 break
             s.run(s.nodes + min(chunk, max_nodes - total))
-            if s.status in (K.WON, K.EXHAUSTED):
+            if s.status in (WON, EXHAUSTED):
                 done = s
                 break
 
     result = SolveResult("unknown", nodes=sum(s.nodes for s in searches), states=sum(s.states for s in searches))
     if done is not None:
         result.decided_by = done.name
-        if done.status == K.WON:
+        if done.status == WON:
             result.verdict = "won"
             result.moves = [format_move(state.variant, int(a)) for a in done.line()]
         else:
@@ -457,9 +262,9 @@ def solve(
         stops = {s.status for s in searches}
         if reason:
             result.reason = reason
-        elif K.TABLE_FULL in stops or K.GAVE_UP in stops:
+        elif TABLE_FULL in stops or GAVE_UP in stops:
             result.reason = "memory"
-        elif K.DEPTH_FULL in stops:
+        elif DEPTH_FULL in stops:
             result.reason = "depth"
         else:
             result.reason = "nodes"

@@ -13,10 +13,10 @@ import torch
 import yaml
 
 from agents.cli import main
-from agents.config import load_config
-from agents.train import FixedDeals, find_last_checkpoint, train
+from agents.training.config import load_config
+from agents.training.train import FixedDeals, find_last_checkpoint, train
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PPO_YAML = ROOT / "configs" / "ppo.yaml"
 
 # Small enough to train in seconds on one core: 2 games x 32 steps per rollout.
@@ -153,7 +153,7 @@ def test_trained_model_plugs_into_evaluate(run: Path, tmp_path: Path, capsys: py
 
 
 def test_ppo_agent_plays_legal_moves_and_checks_the_variant(run: Path) -> None:
-    from agents.base import make_agent
+    from agents.players.base import make_agent
     from forty_thieves_env.env import FortyThievesEnv
 
     agent = make_agent("ppo", "classic", model=str(run / "best_model.zip"))
@@ -186,7 +186,7 @@ def test_fixed_deals_replays_the_same_deals() -> None:
 
 
 def test_demo_trains_then_compares_three_agents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from agents.demo import run_demo
+    from agents.training.demo import run_demo
 
     tiny = [o for o in TINY if not o.startswith(("eval_freq", "save_freq"))]
     result = run_demo(minutes=0.5, timesteps=64, n=2, workers=1, runs_dir=tmp_path, progress=False, overrides=tiny)
@@ -202,7 +202,7 @@ def test_demo_trains_then_compares_three_agents(tmp_path: Path, capsys: pytest.C
 
 
 def test_eval_chunks_play_every_deal_once() -> None:
-    from agents.train import eval_chunks
+    from agents.training.train import eval_chunks
 
     for n, k in ((100, 10), (7, 3), (2, 2), (5, 1)):
         chunks = eval_chunks(list(range(n)), k)
@@ -212,7 +212,7 @@ def test_eval_chunks_play_every_deal_once() -> None:
 
 
 def test_ppo_agent_moves_are_the_models(run: Path) -> None:
-    from agents.base import make_agent
+    from agents.players.base import make_agent
     from forty_thieves_env.env import FortyThievesEnv
 
     greedy = make_agent("ppo", "classic", model=str(run / "best_model.zip"))

@@ -18,7 +18,7 @@ An agent plays one game at a time through the Gymnasium environment's interface:
   observation of a game in order, which lets them remember what they saw (a redealt stock).
 
 Agents never touch the environment itself, so one agent class serves the env, a vector of
-envs and the evaluator (:mod:`agents.evaluate`).
+envs and the evaluator (:mod:`agents.evaluation.evaluate`).
 """
 
 from __future__ import annotations
@@ -83,11 +83,11 @@ def legal_actions(action_mask: np.ndarray) -> np.ndarray:
 
 # name -> "module:Class" (imported on first use, so the registry costs nothing)
 _REGISTRY: dict[str, str] = {
-    "random": "agents.random_agent:RandomAgent",
-    "heuristic": "agents.heuristic:HeuristicAgent",
-    "lookahead": "agents.lookahead:LookaheadAgent",
-    "solver": "agents.solver_agent:SolverAgent",
-    "ppo": "agents.ppo_agent:PPOAgent",  # a trained MaskablePPO model (model=PATH.zip)
+    "random": "agents.players.random:RandomAgent",
+    "heuristic": "agents.players.heuristic:HeuristicAgent",
+    "lookahead": "agents.players.lookahead:LookaheadAgent",
+    "solver": "agents.players.solver:SolverAgent",
+    "ppo": "agents.players.ppo:PPOAgent",  # a trained MaskablePPO model (model=PATH.zip)
 }
 
 

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from agents.cli import main
-from agents.evaluate import (
+from agents.evaluation.evaluate import (
     agent_seed,
     evaluate,
     parse_deals,
@@ -101,7 +101,7 @@ def test_evaluate_move_cap_counts_as_truncated():
 
 
 def test_summarise_counts_wins():
-    from agents.evaluate import GameResult
+    from agents.evaluation.evaluate import GameResult
 
     rows = [GameResult(d, d % 2 == 0, 50 + d, 100, 0.1, False) for d in range(1, 11)]
     s = summarise(rows)

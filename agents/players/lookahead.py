@@ -1,16 +1,16 @@
 """The ``lookahead`` agent: Monte Carlo search over the stock orders a player cannot see.
 
 It knows only what a player knows (the ``Dict`` observation, plus a redealt stock's order,
-remembered with :class:`~agents.view.StockRecall`). Each move it decides by *perfect
+remembered with :class:`~agents.players.view.StockRecall`). Each move it decides by *perfect
 information Monte Carlo* (PIMC):
 
 1. Sample ``samples`` determinizations: full game states that agree with everything seen,
    the hidden cards (stock, face-down cards) a random permutation of the unseen cards
-   (:mod:`agents.view`).
+   (:mod:`agents.players.view`).
 2. Take the ``candidates`` best legal moves by the heuristic's score (pointless moves and
    moves back into a position seen this game only when nothing else is left).
 3. For every candidate and every sample, play the candidate, then roll the game out with
-   the heuristic policy (:func:`agents.heuristic.rollout`, compiled: it plays from the
+   the heuristic policy (:func:`agents.players.heuristic.rollout`, compiled: it plays from the
    visible cards of the sampled state, so it does not cheat inside its own world) until won,
    stuck, only pointless moves, or ``rollout_steps`` moves. All candidates share the same
    samples and the same tie-break noise (common random numbers).
@@ -36,25 +36,17 @@ import time
 import numpy as np
 from numba import njit
 
+from agents.hashing import GOLDEN, noise
 from forty_thieves_env.cards import N_CARDS
 from forty_thieves_env.moves import KIND_COLUMN_FOUNDATION, KIND_WASTE_FOUNDATION, decode
 from forty_thieves_env.rules import apply_action, column_top, is_safe
 from forty_thieves_env.state import CFG_N_ACTIONS, CFG_OFF_WASTE, CFG_SIZE, S_WASTE_LEN
 from forty_thieves_env.variants import Variant
 
-from .base import BaseAgent, Observation
-from .heuristic import (
-    _GOLDEN,
-    POINTLESS,
-    choose,
-    noise,
-    rollout,
-    seed_to_u64,
-    table_insert,
-    visible_hash,
-    weights_array,
-)
-from .view import StockRecall, determinizer
+from .base import Observation
+from .heuristic import HeuristicAgent, rollout, seed_to_u64
+from .view import StockRecall
+from .weights import POINTLESS
 
 
 @njit(cache=True)
@@ -74,7 +66,7 @@ def evaluate_candidates(states, cfg, cands, w, seed, max_steps, max_idle, wins, 
         cap *= 2
     table = np.zeros(cap, dtype=np.uint64)
     for k in range(states.shape[0]):
-        rseed = seed + np.uint64(k + 1) * _GOLDEN
+        rseed = seed + np.uint64(k + 1) * GOLDEN
         for c in range(cands.shape[0]):
             for q in range(size):
                 s[q] = states[k, q]
@@ -84,7 +76,7 @@ def evaluate_candidates(states, cfg, cands, w, seed, max_steps, max_idle, wins, 
             home[c] += h
 
 
-class LookaheadAgent(BaseAgent):
+class LookaheadAgent(HeuristicAgent):
     """PIMC with heuristic rollouts (see the module docstring).
 
     Args:
@@ -113,7 +105,6 @@ class LookaheadAgent(BaseAgent):
         max_seconds: float | None = None,
         weights: dict[str, float] | None = None,
     ) -> None:
-        super().__init__(variant, seed)
         if samples < 1 or candidates < 1 or rollout_steps < 1:
             raise ValueError("samples, candidates and rollout_steps must be at least 1")
         self.samples = int(samples)
@@ -121,42 +112,25 @@ class LookaheadAgent(BaseAgent):
         self.rollout_steps = int(rollout_steps)
         self.max_idle = int(max_idle)
         self.max_seconds = max_seconds
-        self.weights = weights_array(self.variant, **(weights or {}))
-        self._det = determinizer(self.variant)
-        self._cfg = self._det.cfg
-        size = int(self._cfg[CFG_SIZE])
-        self._state = np.zeros(size, dtype=np.int8)
-        self._tmp = np.zeros(size, dtype=np.int8)
-        self._samples = np.zeros((self.samples, size), dtype=np.int8)
-        self._scores = np.zeros(self.n_actions, dtype=np.float64)
-        self._table = np.zeros(1 << 14, dtype=np.uint64)
         self._recall = StockRecall()
-        self.searched = 0  # decisions that ran rollouts, this game
-        self.reset(seed)
+        super().__init__(variant, seed, avoid_cycles=True, weights=weights)
+        self._samples = np.zeros((self.samples, int(self._cfg[CFG_SIZE])), dtype=np.int8)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        self._table[:] = 0
         self._recall.reset()
-        self._step = 0
         self._idle = 0
         self._progress: tuple[int, int, int] | None = None
-        self.searched = 0
+        self.searched = 0  # decisions that ran rollouts, this game
 
-    def _seed(self) -> np.uint64:
+    def _rollout_seed(self) -> np.uint64:
         return seed_to_u64(int(self.rng.integers(2**63)))
 
     def act(self, observation: Observation, action_mask: np.ndarray) -> int:
         self._recall.update(observation)
-        mask = np.asarray(action_mask, dtype=np.bool_)
         cfg = self._cfg
-        s = self._det.fill(observation, self._state)  # hidden slots in code order: scoring never reads them
-        table_insert(self._table, np.uint64(visible_hash(s, cfg)))
-        tie_seed = np.uint64((int(seed_to_u64(self.seed)) + self._step * int(_GOLDEN)) % 2**64)
-        self._step += 1
-        best, _ = choose(s, cfg, mask, self.weights, self._table, tie_seed, self._scores, self._tmp, True)
-        if best < 0:
-            raise ValueError("no legal action: the game is over")
+        # The state's hidden slots are in code order: the heuristic's scoring never reads them.
+        best, s, mask, tie_seed = self._choose(observation, action_mask, check_all=True)
         progress = (int(observation["foundations"].sum()), int(observation["counts"][0]), int(observation["counts"][1]))
         self._idle = 0 if progress != self._progress else self._idle + 1
         self._progress = progress
@@ -173,7 +147,7 @@ class LookaheadAgent(BaseAgent):
         known = self._recall.known_stock(observation)
         wins = np.zeros(cands.size, dtype=np.float64)
         home = np.zeros(cands.size, dtype=np.float64)
-        seed = self._seed()
+        seed = self._rollout_seed()
         t0 = time.perf_counter()
         n = 0
         if self.max_seconds is None:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from agents.bench import Row, summary
+from agents.evaluation.bench import Row, summary
 from agents.cli import main
 
 ROWS = (

@@ -155,7 +155,7 @@ _WORKER: dict[str, Any] = {}
 def _make_player(agent: str, variant: str, agent_kwargs: dict[str, Any]) -> tuple[Any, Any]:
     from forty_thieves_env.env import FortyThievesEnv
 
-    from .base import make_agent
+    from agents.players.base import make_agent
 
     player = make_agent(agent, variant, **agent_kwargs)
     env = FortyThievesEnv(variant, observation=player.observation)
@@ -165,7 +165,7 @@ def _make_player(agent: str, variant: str, agent_kwargs: dict[str, Any]) -> tupl
 def _worker_init(
     agent: str, variant: str, agent_kwargs: dict[str, Any], seed: int, max_moves: int, registry: dict[str, str]
 ) -> None:
-    from .base import register_agent
+    from agents.players.base import register_agent
 
     for name, target in registry.items():  # agents registered in the parent at run time
         register_agent(name, target)
@@ -192,7 +192,7 @@ def evaluate(
     """Play ``agent`` once on each deal and summarise (see the module docstring).
 
     Args:
-        agent: A registered agent name (:func:`agents.base.make_agent`).
+        agent: A registered agent name (:func:`agents.players.base.make_agent`).
         variant: A preset name.
         deals: See :func:`parse_deals`; ``n`` keeps the first ``n``.
         seed: Base seed; deal ``d`` is played with ``agent_seed(seed, d)``.
@@ -226,7 +226,7 @@ def evaluate(
             _advance(bar, results)
     else:
         ctx = mp.get_context("spawn")
-        from .base import registered_targets
+        from agents.players.base import registered_targets
 
         init = (agent, variant_name, agent_kwargs, seed, max_moves, registered_targets())
         with ctx.Pool(workers, initializer=_worker_init, initargs=init) as pool:

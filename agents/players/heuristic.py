@@ -27,7 +27,7 @@ The scoring and the choice are numba kernels over a state array (:func:`choose`)
 policy drives the lookahead agent's rollouts (:func:`rollout`). The kernels read only the
 visible part of a state: face-down slots and stock contents are never looked at (a move that
 would turn a card up is judged without knowing the card), which is what lets the agent play
-from a *determinized* state (:mod:`agents.view`) built from its observation.
+from a *determinized* state (:mod:`agents.players.view`) built from its observation.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.hashing import GOLDEN, mix, noise, table_contains, table_insert
 from forty_thieves_env.cards import N_CARDS, N_RANKS
 from forty_thieves_env.moves import (
     KIND_COLUMN_FOUNDATION,
@@ -63,103 +64,37 @@ from forty_thieves_env.variants import Variant
 
 from .base import BaseAgent, Observation
 from .view import determinizer
+from .weights import (
+    CYCLE,
+    POINTLESS,
+    TWIN,
+    W_BREAK,
+    W_BURY,
+    W_DIG,
+    W_EMPTIED,
+    W_EMPTY_USE,
+    W_FD_URGENCY,
+    W_HOME,
+    W_KING_EMPTY,
+    W_LOW,
+    W_PARK,
+    W_REDEAL,
+    W_REVEAL,
+    W_SAFE,
+    W_SHORT,
+    W_STOCK,
+    W_UNBLOCK,
+    W_UNCOVER_FIT,
+    W_UNCOVER_HOME,
+    W_URGENT_SPAN,
+    W_WASTE_COL,
+    weights_array,
+)
 
-# ----------------------------------------------------------------------------- weights
+# ------------------------------------------------------------------- visible hash
 
-# Slots of the weights array (see DEFAULT_WEIGHTS for the values and their meaning).
-W_SAFE = 0
-W_HOME = 1
-W_PARK = 2
-W_LOW = 3
-W_WASTE_COL = 4
-W_EMPTY_USE = 5
-W_KING_EMPTY = 6
-W_BURY = 7
-W_EMPTIED = 8
-W_REVEAL = 9
-W_BREAK = 10
-W_UNBLOCK = 11
-W_UNCOVER_HOME = 12
-W_UNCOVER_FIT = 13
-W_DIG = 14
-W_SHORT = 15
-W_STOCK = 16
-W_REDEAL = 17
-W_URGENT_SPAN = 18
-W_FD_URGENCY = 19
-N_WEIGHTS = 20
-
-#: Score of a pointless move (whole column into an empty one; between twins).
-POINTLESS = -100_000.0
-#: Score of a move between twins (see :func:`score_moves`).
-TWIN = -1_000.0
-#: Score of a move back into a position already seen this game.
-CYCLE = -10_000_000.0
-
-DEFAULT_WEIGHTS: dict[str, float] = {
-    "safe": 1000.0,  # a safe card home (aces always)
-    "home": 400.0,  # any other card home ...
-    "park": 60.0,  # ... less this per card still out that could be built on it
-    "low": 8.5,  # ... plus this per rank below king (lower cards home first)
-    "waste_col": 33.0,  # waste card onto a column (uncovers the next waste card)
-    "empty_use": 50.0,  # cost of filling an empty column (divided by the empty columns)
-    "king_empty": 5.0,  # ... reduced by this when the card is a king
-    "bury": 6.0,  # cost per unit of dig value of the destination column
-    "emptied": 240.0,  # a column emptied
-    "reveal": 60.0,  # a face-down card turned up
-    "break": 5.0,  # cost of lifting a card off the card it is built on (see RUN_MOVE_WEIGHTS)
-    "unblock": 20.0,  # lifting a card off a card it is not built on
-    "uncover_home": 115.0,  # the uncovered card (column or waste) can go home
-    "uncover_fit": 90.0,  # ... or fits on another column
-    "dig": 8.0,  # per unit of dig value of the source column
-    "short": 7.0,  # divided by the cards left in the source column
-    "stock": 0.0,  # turning the stock (the baseline: table moves must beat it)
-    "redeal": -1.0,  # redealing the waste
-    "urgent_span": 2.5,  # a buried card this many ranks from going home has urgency 0
-    "fd_urgency": 1.0,  # urgency of a face-down card
-}
-#: Changes for variants that move runs: there, lifting a run off the card it is built on
-#: (splitting a run) is how a player wanders for ever, so it must buy a card home.
-RUN_MOVE_WEIGHTS: dict[str, float] = {"break": 300.0}
-WEIGHT_NAMES: tuple[str, ...] = tuple(DEFAULT_WEIGHTS)
-
-
-def default_weights(variant: Variant | None = None) -> dict[str, float]:
-    """:data:`DEFAULT_WEIGHTS`, with :data:`RUN_MOVE_WEIGHTS` for a variant with run moves."""
-    w = dict(DEFAULT_WEIGHTS)
-    if variant is not None and variant.run_moves != "none":
-        w.update(RUN_MOVE_WEIGHTS)
-    return w
-
-
-def weights_array(variant: Variant | None = None, **overrides: float) -> np.ndarray:
-    """The ``(N_WEIGHTS,) float64`` weights: :func:`default_weights` with ``overrides``."""
-    unknown = set(overrides) - set(DEFAULT_WEIGHTS)
-    if unknown:
-        raise ValueError(f"unknown heuristic weight(s) {sorted(unknown)}; weights are {', '.join(WEIGHT_NAMES)}")
-    w = {**default_weights(variant), **overrides}
-    return np.array([w[k] for k in WEIGHT_NAMES], dtype=np.float64)
-
-
-# ------------------------------------------------------------------- hashing helpers
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
-
-
-@njit(cache=True, inline="always")
-def _mix(x):
-    """splitmix64's finalizer: a well-spread ``uint64`` from a ``uint64``."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-@njit(cache=True, inline="always")
-def noise(seed, a):
-    """A pseudo-random number in ``[0, 1)`` from ``(seed, a)`` (``seed`` a ``uint64``)."""
-    return np.float64(_mix(seed + np.uint64(a + 1) * _GOLDEN) >> np.uint64(11)) / 9007199254740992.0
 
 
 @njit(cache=True, inline="always")
@@ -193,42 +128,10 @@ def visible_hash(s, cfg):
     off_w = cfg[CFG_OFF_WASTE]
     for t in range(s[S_WASTE_LEN]):
         h = _feed(h, s[off_w + t])
-    h = _mix(h)
+    h = mix(h)
     if h == np.uint64(0):
         h = np.uint64(1)
     return h
-
-
-@njit(cache=True)
-def _table_slot(table, h):
-    """The slot of ``table`` holding ``h``, else the free slot where it would go, else -1 (full)."""
-    m = table.shape[0] - 1
-    p = np.int64(h & np.uint64(m))
-    for _ in range(table.shape[0]):
-        if table[p] == h or table[p] == np.uint64(0):
-            return p
-        p = (p + 1) & m
-    return -1
-
-
-@njit(cache=True)
-def table_insert(table, h):
-    """Add hash ``h`` to an open-addressing set (``uint64`` array, power-of-two size, 0 = free).
-
-    Returns False when the set is full (``h`` is then not added).
-    """
-    p = _table_slot(table, h)
-    if p < 0:
-        return False
-    table[p] = h
-    return True
-
-
-@njit(cache=True)
-def table_contains(table, h):
-    """Whether hash ``h`` is in the set."""
-    p = _table_slot(table, h)
-    return p >= 0 and table[p] == h
 
 
 # ------------------------------------------------------------------------- scoring
@@ -470,7 +373,7 @@ def rollout(s, cfg, w, table, seed, max_steps, max_idle, mask, scores, tmp):
         if legal_mask(s, cfg, mask) == 0:
             break
         table_insert(table, visible_hash(s, cfg))
-        a, sc = choose(s, cfg, mask, w, table, seed + np.uint64(step) * _GOLDEN, scores, tmp)
+        a, sc = choose(s, cfg, mask, w, table, seed + np.uint64(step) * GOLDEN, scores, tmp)
         if sc <= POINTLESS:
             break
         apply_action(s, cfg, a)
@@ -534,16 +437,26 @@ class HeuristicAgent(BaseAgent):
         return self._det.fill(observation, self._state)
 
     def act(self, observation: Observation, action_mask: np.ndarray) -> int:
+        return self._choose(observation, action_mask)[0]
+
+    def _choose(
+        self, observation: Observation, action_mask: np.ndarray, check_all: bool = False
+    ) -> tuple[int, np.ndarray, np.ndarray, np.uint64]:
+        """The heuristic's move, with what it was chosen from: ``(action, state, mask, tie seed)``.
+
+        Remembers the position (with ``avoid_cycles``) and advances the move counter; on return
+        ``self._scores`` holds every legal move's score (see :func:`choose`).
+        """
         s = self.state_from(observation)
         mask = np.asarray(action_mask, dtype=np.bool_)
         if self.avoid_cycles:
             table_insert(self._table, np.uint64(visible_hash(s, self._cfg)))
-        seed = np.uint64((int(self._seed) + self._step * int(_GOLDEN)) % 2**64)
+        seed = np.uint64((int(self._seed) + self._step * int(GOLDEN)) % 2**64)
         self._step += 1
-        a, _ = choose(s, self._cfg, mask, self.weights, self._table, seed, self._scores, self._tmp)
+        a, _ = choose(s, self._cfg, mask, self.weights, self._table, seed, self._scores, self._tmp, check_all)
         if a < 0:
             raise ValueError("no legal action: the game is over")
-        return int(a)
+        return int(a), s, mask, seed
 
     def scores(self, observation: Observation, action_mask: np.ndarray) -> dict[int, float]:
         """Score of every legal action (no cycle test); for inspection and tests."""

@@ -1,13 +1,13 @@
 """``make demo``: train a small MaskablePPO on classic, then compare it with random and heuristic.
 
-    python -m agents.demo [--minutes 4] [--timesteps 120000] [--n 200] [--workers 2]
+    python -m agents.training.demo [--minutes 4] [--timesteps 120000] [--n 200] [--workers 2]
 
 1. trains ``configs/ppo.yaml``'s classic section (``FortyThieves-v0``) with the demo budget
    below (at most ``--minutes`` of training, evaluated every 40k steps on 50 validation deals,
    the best model kept) into ``runs/demo_<time>``;
 2. plays the best model (its most likely legal move, and a move drawn from its policy), the
    random agent and the heuristic agent once on each of the first ``--n`` test deals (the
-   same deals and seeds for all; :mod:`agents.evaluate`);
+   same deals and seeds for all; :mod:`agents.evaluation.evaluate`);
 3. prints the comparison: win rate with its Wilson 95 % interval, mean cards on the
    foundations, moves and seconds per game; writes it to ``runs/demo_<time>/comparison.json``.
 """
@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "ppo.yaml"
 ENV_ID = "FortyThieves-v0"
 
@@ -74,7 +74,7 @@ def run_demo(
     overrides: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Train, evaluate and compare (see the module docstring); returns what it printed as data."""
-    from .evaluate import evaluate
+    from agents.evaluation.evaluate import evaluate
     from .train import train
 
     t0 = time.monotonic()
@@ -126,7 +126,7 @@ def run_demo(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m agents.demo", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m agents.training.demo", description=__doc__.splitlines()[0])
     p.add_argument("--minutes", type=float, default=4.0, help="training time limit (default: 4)")
     p.add_argument("--timesteps", type=int, default=120_000, help="training steps at most (default: 120000)")
     p.add_argument("--n", type=int, default=200, help="test deals per agent (default: 200)")

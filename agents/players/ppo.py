@@ -125,4 +125,4 @@ def ensure_registered() -> None:
     from .base import agent_names, register_agent
 
     if "ppo" not in agent_names():
-        register_agent("ppo", "agents.ppo_agent:PPOAgent")
+        register_agent("ppo", "agents.players.ppo:PPOAgent")

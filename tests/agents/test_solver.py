@@ -7,9 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from agents import _solver_kernels as K
-from agents.solver import SolveResult, solve
+from agents.search import moves, pruning, zobrist
+from agents.search.solver import SolveResult, solve
 from forty_thieves_env import GameState, Variant, deal, get_variant, parse_position
+from forty_thieves_env.rules import apply_action
 from forty_thieves_env.state import S_REDEALS
 
 STRATEGIES = ["portfolio", "best", "dfs"]
@@ -86,7 +87,7 @@ def test_dead_position_is_lost(strategy, prune):
     assert result.verdict == "lost"
     assert result.moves == [] and result.reason == ""
     # Pruned, blocked suits (both 4H under a KS, both 8S under a KH) proves it at once.
-    assert result.states > 1 or (prune and K.blocked_suits(state.array, state.cfg))
+    assert result.states > 1 or (prune and pruning.blocked_suits(state.array, state.cfg))
     assert result.decided_by
 
 
@@ -240,7 +241,7 @@ foundations: 4C 4C 4D 4D KS KS KH KH
 def test_blocked_suits_proves_a_hand_made_position_lost_at_its_root():
     state = parse_position(BLOCKED.format(variant="classic"))
     assert state.legal_actions()
-    assert K.blocked_suits(state.array, state.cfg)
+    assert pruning.blocked_suits(state.array, state.cfg)
     pruned = solve(state, strategy="best", max_nodes=200_000)
     full = solve(state, strategy="best", prune=False, max_nodes=200_000)
     assert (pruned.verdict, pruned.states) == ("lost", 1)
@@ -253,9 +254,9 @@ def test_blocked_suits_needs_every_column_filled_and_single_card_moves():
     emptied = parse_position(
         BLOCKED.format(variant="classic").replace("10: 9C 8C", "10:").replace("stock: QC", "stock: 9C 8C QC")
     )
-    assert not K.blocked_suits(emptied.array, emptied.cfg)
+    assert not pruning.blocked_suits(emptied.array, emptied.cfg)
     runs = parse_position(BLOCKED.format(variant="josephine"))
-    assert not K.blocked_suits(runs.array, runs.cfg)
+    assert not pruning.blocked_suits(runs.array, runs.cfg)
 
 
 @pytest.mark.parametrize(("variant", "number"), [("classic", 2), ("classic", 10), ("classic", 13), ("limited", 7)])
@@ -266,7 +267,7 @@ def test_blocked_suits_flags_no_position_on_a_winning_line(variant, number):
     assert result.verdict == "won"
     game = state.copy()
     for move in result.moves:
-        assert not K.blocked_suits(game.array, game.cfg), move
+        assert not pruning.blocked_suits(game.array, game.cfg), move
         game.play(move)
 
 
@@ -277,7 +278,7 @@ def test_blocked_suits_positions_are_never_won_by_the_full_search():
     for number in range(1, 9):
         for seed in range(2):
             state = random_playout("classic", number, seed)
-            if not K.blocked_suits(state.array, state.cfg):
+            if not pruning.blocked_suits(state.array, state.cfg):
                 continue
             fired += 1
             assert solve(state, strategy="best", prune=False, max_nodes=20_000).verdict != "won", (number, seed)
@@ -289,38 +290,38 @@ def test_stock_turn_rule_applies_only_with_an_empty_waste():
     mask = state.legal_mask()
     assert mask[0] and mask.sum() > 1
     cut = mask.copy()
-    assert K.stock_only(state.array, cut, True)
+    assert moves.stock_only(state.array, cut, True)
     assert cut[0] and cut.sum() == 1
     cut = mask.copy()
-    assert not K.stock_only(state.array, cut, False) and np.array_equal(cut, mask)
+    assert not moves.stock_only(state.array, cut, False) and np.array_equal(cut, mask)
     state.play("s")
     cut = state.legal_mask()
-    assert not K.stock_only(state.array, cut, True) and np.array_equal(cut, state.legal_mask())
+    assert not moves.stock_only(state.array, cut, True) and np.array_equal(cut, state.legal_mask())
 
 
 def test_symmetry_rule_keeps_one_empty_column_and_no_whole_column_move():
     state = parse_position(EASY)
     s, cfg = state.array, state.cfg
-    first = K._first_empty(s, cfg)
+    first = moves.first_empty(s, cfg)
     assert first == 3
     # KH of column 1 into each empty column: only the first is kept.
-    kept = [j for j in range(3, 10) if K.keep_move(s, cfg, 4, 0, j, 1, first)]
+    kept = [j for j in range(3, 10) if moves.keep_move(s, cfg, 4, 0, j, 1, first)]
     assert kept == [3]
-    assert all(K.keep_move(s, cfg, 4, 0, j, 1, first, False) for j in range(3, 10))
+    assert all(moves.keep_move(s, cfg, 4, 0, j, 1, first, False) for j in range(3, 10))
     # A column of one card moving into an empty column gives the same position back.
     lone = parse_position(EASY.replace("3: QH JH", "3: QH").replace("4:", "4: JH"))
-    first = K._first_empty(lone.array, lone.cfg)
-    assert not K.keep_move(lone.array, lone.cfg, 4, 3, first, 1, first)
-    assert K.keep_move(lone.array, lone.cfg, 4, 1, first, 1, first)
+    first = moves.first_empty(lone.array, lone.cfg)
+    assert not moves.keep_move(lone.array, lone.cfg, 4, 3, first, 1, first)
+    assert moves.keep_move(lone.array, lone.cfg, 4, 1, first, 1, first)
 
 
 def test_hash_is_canonical():
     state = deal("classic", 5)
     for move in ("s", "s", "s"):
         state.play(move)
-    z = K.make_zobrist(state.variant.max_depth, state.variant.stock_size)
+    z = zobrist.make_zobrist(state.variant.max_depth, state.variant.stock_size)
     redeals = int(state.array[S_REDEALS])
-    base = K.state_hash(state.array, state.cfg, z, redeals)
+    base = zobrist.state_hash(state.array, state.cfg, z, redeals)
     columns = state.columns
     rng = random.Random(0)
     for _ in range(5):
@@ -329,13 +330,13 @@ def test_hash_is_canonical():
         permuted = GameState.from_parts(
             state.variant, order, state.stock, state.waste, state.foundations, redeals_left=redeals
         )
-        assert K.state_hash(permuted.array, permuted.cfg, z, redeals) == base
+        assert zobrist.state_hash(permuted.array, permuted.cfg, z, redeals) == base
     # Any real change of position changes the hash.
     seen = {base}
     for action in state.legal_actions():
         child = state.copy()
         child.apply(action)
-        h = K.state_hash(child.array, child.cfg, z, redeals)
+        h = zobrist.state_hash(child.array, child.cfg, z, redeals)
         assert h not in seen
         seen.add(h)
 
@@ -346,7 +347,7 @@ def test_incremental_child_hash_equals_the_full_hash(variant):
     ``state_hash`` on every child (safe moves played after the move, as the search does),
     along random games that go through redeals, face-down cards and emptied columns."""
     v = get_variant(variant)
-    z = K.make_zobrist(v.max_depth, v.stock_size)
+    z = zobrist.make_zobrist(v.max_depth, v.stock_size)
     scratch = np.zeros(256, dtype=np.int16)
     col1 = np.zeros(v.columns, dtype=np.uint64)
     col2 = np.zeros(v.columns, dtype=np.uint64)
@@ -361,13 +362,13 @@ def test_incremental_child_hash_equals_the_full_hash(variant):
             if not actions:
                 break
             s = game.array
-            K.hash_parts(s, game.cfg, z, col1, col2, wh)
+            zobrist.hash_parts(s, game.cfg, z, col1, col2, wh)
             for a in actions:
                 child = s.copy()
-                K.apply_action(child, game.cfg, a)
-                K.auto_safe(child, game.cfg, scratch, 0)
-                full = K.state_hash(child, game.cfg, z, root_redeals)
-                assert K.child_hash(child, s, game.cfg, z, root_redeals, col1, col2, wh) == full
+                apply_action(child, game.cfg, a)
+                moves.auto_safe(child, game.cfg, scratch, 0)
+                full = zobrist.state_hash(child, game.cfg, z, root_redeals)
+                assert zobrist.child_hash(child, s, game.cfg, z, root_redeals, col1, col2, wh) == full
                 checked += 1
             game.apply(rng.choice(actions))
     assert checked > 1000

@@ -31,25 +31,25 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from agents.evaluate import run_cli
+    from agents.evaluation.evaluate import run_cli
 
     return run_cli(args)
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    from agents.solving import run_cli
+    from agents.evaluation.solving import run_cli
 
     return run_cli(args)
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from agents.train import run_cli
+    from agents.training.train import run_cli
 
     return run_cli(args)
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from agents.bench import run_cli
+    from agents.evaluation.bench import run_cli
 
     return run_cli(args)
 

@@ -5,8 +5,8 @@ committed run). :func:`execute_notebook` inserts a cell tagged ``injected-parame
 after it with the values given, runs every cell in a fresh kernel with the repository root
 as working directory, and returns (or writes) the executed notebook::
 
-    python -m agents.notebooks notebooks/compare_agents.ipynb -p N=20 -p FAST=True -o /tmp/out.ipynb
-    python -m agents.notebooks notebooks/training.ipynb --inplace      # refresh the committed outputs
+    python -m agents.training.notebooks notebooks/compare_agents.ipynb -p N=20 -p FAST=True -o /tmp/out.ipynb
+    python -m agents.training.notebooks notebooks/training.ipynb --inplace      # refresh the committed outputs
 
 The tests run both notebooks this way in a fast mode (``FAST=True``, small ``N``).
 """
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PARAMETERS_TAG = "parameters"
 INJECTED_TAG = "injected-parameters"
 
@@ -80,7 +80,7 @@ def parse_parameter(text: str) -> tuple[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m agents.notebooks", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m agents.training.notebooks", description=__doc__.splitlines()[0])
     p.add_argument("notebook")
     p.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE")
     out = p.add_mutually_exclusive_group(required=True)

@@ -292,7 +292,7 @@ def library_versions() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             out[pkg] = None
     try:
-        root = Path(__file__).resolve().parent.parent
+        root = Path(__file__).resolve().parents[2]
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5, check=False
         ).stdout.strip()
@@ -453,7 +453,7 @@ def train(
     if argv is not None:
         line = shlex.join(["forty-thieves", *argv])
     else:
-        line = f"python: agents.train.train({config_path!r}, {env_id!r}, overrides={extra!r}, resume={resume!r})"
+        line = f"python: agents.training.train.train({config_path!r}, {env_id!r}, overrides={extra!r}, resume={resume!r})"
     _record_command(run_dir, line)
     (run_dir / "versions.json").write_text(json.dumps(library_versions(), indent=1) + "\n", encoding="utf-8")
     _set_threads(config)
@@ -557,8 +557,8 @@ def final_evaluation(run_dir: Path, env_id: str, config: TrainConfig, workers: i
     """Play the run's best model (else its final one) on the first test deals; write ``final_eval*``."""
     from forty_thieves_env.registration import ENV_IDS
 
-    from .evaluate import evaluate, format_summary, write_results
-    from .ppo_agent import ensure_registered
+    from agents.evaluation.evaluate import evaluate, format_summary, write_results
+    from agents.players.ppo import ensure_registered
 
     ensure_registered()
     model = run_dir / "best_model.zip"

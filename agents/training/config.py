@@ -89,7 +89,7 @@ class NetArch(_Strict):
 
 
 class EmbeddingKwargs(_Strict):
-    """Options of :class:`agents.networks.CardEmbeddingExtractor` (ignored by ``mlp``)."""
+    """Options of :class:`agents.training.networks.CardEmbeddingExtractor` (ignored by ``mlp``)."""
 
     embed_dim: int = Field(16, ge=1, le=256)  # size of a card code's embedding (one table for all slots)
     column_dim: int = Field(64, ge=1, le=1024)  # features per column, one network shared by all columns

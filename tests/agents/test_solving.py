@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from agents import solving
+from agents.evaluation import solving
 from agents.cli import main
-from agents.solving import Budget, ReplayError, read_verdicts, replay, solve_deals
+from agents.evaluation.solving import Budget, ReplayError, read_verdicts, replay, solve_deals
 from forty_thieves_env.deals import deal
 
 # relaxed deals are mostly won within a few thousand positions; a node budget keeps it quick.

@@ -100,7 +100,7 @@ class CardEmbeddingExtractor(BaseFeaturesExtractor):
 
 
 def policy_kwargs_for(policy_kwargs: object) -> dict[str, object]:
-    """SB3 ``policy_kwargs`` from a :class:`agents.config.PolicyKwargs`."""
+    """SB3 ``policy_kwargs`` from a :class:`agents.training.config.PolicyKwargs`."""
     from .config import PolicyKwargs
 
     assert isinstance(policy_kwargs, PolicyKwargs)
