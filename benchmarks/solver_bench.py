@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.evaluation.evaluate import wilson_interval
+from agents.evaluation.statistics import wilson_interval
 from agents.search.solver import STRATEGIES, solve
 from forty_thieves_env import deal, get_variant
 

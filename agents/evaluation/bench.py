@@ -349,6 +349,21 @@ def summary(rows: Sequence[Row]) -> list[str]:
     return lines
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``forty-thieves bench`` arguments (read by :func:`run_cli`)."""
+    parser.add_argument("--env", default="FortyThieves-v0", help="env id (default: FortyThieves-v0)")
+    parser.add_argument("--seconds", type=float, default=4.0, help="timed seconds per env row (default: 4)")
+    parser.add_argument("--num-envs", type=int, default=4096, help="games in the native vector env (default: 4096)")
+    parser.add_argument("--sync-envs", type=int, default=16, help="envs in the SyncVectorEnv (default: 16)")
+    parser.add_argument("--ppo-envs", type=int, default=16, help="envs for MaskablePPO (default: 16)")
+    parser.add_argument(
+        "--ppo-timesteps", type=int, default=16384, help="timed MaskablePPO steps per row (default: 16384)"
+    )
+    parser.add_argument("--ppo-n-steps", type=int, default=128, help="MaskablePPO n_steps (default: 128)")
+    parser.add_argument("--no-ppo", action="store_true", help="skip the MaskablePPO rows")
+    parser.add_argument("--seed", type=int, default=0, help="seed of deals and actions (default: 0)")
+
+
 def run_cli(args: argparse.Namespace) -> int:
     """``forty-thieves bench``: print the table (rows as they finish), then ratios and targets."""
     # numba's parallel kernel runs on OpenMP threads. Left to its default, a worker spins for

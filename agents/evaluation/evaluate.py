@@ -24,9 +24,9 @@ Command line: ``forty-thieves evaluate --agent heuristic --variant classic --dea
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
-import multiprocessing as mp
 import os
 import time
 from collections.abc import Sequence
@@ -36,8 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from forty_thieves_env.deals import SPLITS, check_deal_number, deal_split
 from forty_thieves_env.registration import MAX_EPISODE_STEPS
+
+from .statistics import wilson_interval
+from .sweep import parse_deals, run_jobs, worker_count
 
 CSV_FIELDS = ("deal", "won", "cards_on_foundations", "moves", "seconds", "truncated")
 
@@ -66,61 +68,10 @@ class Evaluation:
         return {"settings": self.settings, "summary": self.summary, "results": [asdict(r) for r in self.results]}
 
 
-def parse_deals(spec: str | Sequence[int], n: int | None = None) -> list[int]:
-    """Deal numbers from a split name, a range ``"a-b"`` (both ends), a comma list, or numbers.
-
-    Args:
-        spec: ``"test"``, ``"validation"``, ``"1-50"``, ``"3,17,99"`` (ranges may appear in
-            the list: ``"1-5,9"``) or a sequence of ints.
-        n: Keep only the first ``n`` deals.
-
-    Raises:
-        ValueError: an unknown split, a malformed range, a bad or repeated deal number.
-    """
-    if isinstance(spec, str):
-        text = spec.strip()
-        if text in SPLITS:
-            deals = deal_split(text).tolist()
-        else:
-            deals = []
-            for part in filter(None, (p.strip() for p in text.split(","))):
-                lo, sep, hi = part.partition("-")
-                if not (lo.strip().isdigit() and (not sep or hi.strip().isdigit())):
-                    splits = ", ".join(SPLITS)
-                    raise ValueError(f"bad deals {spec!r}: use {splits}, a range like 1-50 or numbers like 3,17,99")
-                a = int(lo)
-                b = int(hi) if sep else a
-                if b < a:
-                    raise ValueError(f"empty deal range {part!r}")
-                deals.extend(range(a, b + 1))
-    else:
-        deals = [int(x) for x in spec]
-    deals = [check_deal_number(d) for d in deals]
-    if len(set(deals)) != len(deals):
-        raise ValueError("a deal number is listed twice")
-    if n is not None:
-        if n < 1:
-            raise ValueError(f"n must be at least 1, got {n}")
-        deals = deals[:n]
-    if not deals:
-        raise ValueError("no deals to play")
-    return deals
-
-
 def agent_seed(seed: int, deal: int) -> int:
     """The agent's seed for one deal: a hash of ``(seed, deal)`` (63 bits)."""
     state = np.random.SeedSequence([int(seed) % 2**63, int(deal) % 2**63]).generate_state(2, np.uint32)
     return (int(state[0]) << 31) ^ int(state[1])
-
-
-def wilson_interval(wins: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a win rate (via ``scipy.stats.binomtest``); ``(0, 1)`` for no games."""
-    if n == 0:
-        return 0.0, 1.0
-    from scipy.stats import binomtest
-
-    ci = binomtest(int(wins), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
 
 
 def play_game(env: Any, agent: Any, deal: int, seed: int, max_moves: int = MAX_EPISODE_STEPS) -> GameResult:
@@ -153,9 +104,8 @@ _WORKER: dict[str, Any] = {}
 
 
 def _make_player(agent: str, variant: str, agent_kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    from forty_thieves_env.env import FortyThievesEnv
-
     from agents.players.base import make_agent
+    from forty_thieves_env.env import FortyThievesEnv
 
     player = make_agent(agent, variant, **agent_kwargs)
     env = FortyThievesEnv(variant, observation=player.observation)
@@ -206,9 +156,7 @@ def evaluate(
     variant_name = get_variant(variant).name
     deal_list = parse_deals(deals, n)
     agent_kwargs = dict(agent_kwargs or {})
-    if workers is None:
-        workers = os.cpu_count() or 1
-    workers = max(1, min(int(workers), len(deal_list)))
+    workers = worker_count(workers, len(deal_list))
     if max_moves < 1:
         raise ValueError(f"max_moves must be at least 1, got {max_moves}")
     # Build one player here first: a bad agent name or option fails before any worker starts.
@@ -217,22 +165,16 @@ def evaluate(
     except TypeError as err:  # an option the agent's constructor does not take
         raise ValueError(f"agent {agent!r}: {err}") from err
 
+    from agents.players.base import registered_targets
+
     t0 = time.perf_counter()
     results: list[GameResult] = []
     bar = _progress(len(deal_list), f"{agent} {variant_name}", progress)
-    if workers == 1:
-        for d in deal_list:
-            results.append(play_game(env, player, d, agent_seed(seed, d), max_moves))
-            _advance(bar, results)
-    else:
-        ctx = mp.get_context("spawn")
-        from agents.players.base import registered_targets
-
-        init = (agent, variant_name, agent_kwargs, seed, max_moves, registered_targets())
-        with ctx.Pool(workers, initializer=_worker_init, initargs=init) as pool:
-            for r in pool.imap_unordered(_worker_play, deal_list, chunksize=1):
-                results.append(r)
-                _advance(bar, results)
+    init = (agent, variant_name, agent_kwargs, seed, max_moves, registered_targets())
+    local = lambda d: play_game(env, player, d, agent_seed(seed, d), max_moves)  # noqa: E731
+    for r in run_jobs(deal_list, workers, local, _worker_play, _worker_init, init):
+        results.append(r)
+        _advance(bar, results)
     if bar is not None:
         bar.close()
     wall = time.perf_counter() - t0
@@ -358,8 +300,30 @@ def format_summary(evaluation: Evaluation) -> str:
     )
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``forty-thieves evaluate`` arguments (read by :func:`run_cli`)."""
+    parser.add_argument(
+        "--agent", default="heuristic", help="random, heuristic, lookahead or solver (default: heuristic)"
+    )
+    parser.add_argument("--variant", default="classic", help="preset name (default: classic)")
+    parser.add_argument("--deals", default="test", help="test (1..1000), validation (1001..2000), 1-50 or 3,17,99")
+    parser.add_argument("--n", type=int, help="play only the first N deals")
+    parser.add_argument("--seed", type=int, default=0, help="base seed; deal d gets a seed from (seed, d) (default: 0)")
+    parser.add_argument("--workers", type=int, help="processes (default: every core)")
+    parser.add_argument("--out", default="results", help="folder for results.json and results.csv (default: results)")
+    parser.add_argument("--max-moves", type=int, default=1000, help="move cap per game (default: 1000)")
+    parser.add_argument("--samples", type=int, help="lookahead: determinizations per move")
+    parser.add_argument("--candidates", type=int, help="lookahead: moves searched per decision")
+    parser.add_argument("--rollout-steps", type=int, help="lookahead: longest rollout")
+    parser.add_argument("--max-seconds", type=float, help="lookahead: seconds per move; solver: seconds per deal")
+    parser.add_argument("--max-nodes", type=int, help="solver: node budget per deal")
+    parser.add_argument("--opt", action="append", metavar="KEY=VALUE", help="any other agent option (repeatable)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--model", dest="opt", action="append", type="model={}".format, help="ppo: the model .zip")
+
+
 def run_cli(args: Any) -> int:
-    """The ``forty-thieves evaluate`` handler (arguments as built in :mod:`agents.cli`)."""
+    """The ``forty-thieves evaluate`` handler (arguments from :func:`add_arguments`)."""
     evaluation = evaluate(
         args.agent,
         args.variant,

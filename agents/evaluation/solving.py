@@ -31,22 +31,21 @@ trained on it are still evaluated on unseen deals.
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import gzip
 import json
-import multiprocessing as mp
 import os
 import shlex
-import signal
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .evaluate import parse_deals, wilson_interval
+from .statistics import wilson_interval
+from .sweep import parse_deals, run_jobs, worker_count
 
 VERDICTS = ("won", "lost", "unknown")
 META_FILE = "meta.json"
@@ -112,9 +111,8 @@ def replay(variant: Any, deal_number: int, moves: Sequence[str]) -> None:
 
 def solve_deal(variant: Any, deal_number: int, budget: Budget) -> dict[str, Any]:
     """Solve one deal from its start; the verdict row (not yet replayed)."""
-    from forty_thieves_env.deals import deal
-
     from agents.search.solver import solve
+    from forty_thieves_env.deals import deal
 
     r = solve(
         deal(variant, deal_number),
@@ -143,9 +141,9 @@ _WORKER: dict[str, Any] = {}
 
 def _worker_init(variant: str, budget: Budget) -> None:
     _WORKER.update(variant=variant, budget=budget)
-    from agents.search.solver import _warm_up
+    from agents.search.solver import warm_up
 
-    _warm_up(budget.strategy)  # compile before the first deal's clock starts
+    warm_up(budget.strategy)  # compile before the first deal's clock starts
 
 
 def _worker_solve(deal_number: int) -> dict[str, Any]:
@@ -215,10 +213,6 @@ def source_version() -> str:
     return head.stdout.strip() + ("+dirty" if dirty else "")
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -268,7 +262,7 @@ def solve_deals(
 
     Args:
         variant: A preset name.
-        deals: As ``forty-thieves evaluate --deals`` (:func:`agents.evaluation.evaluate.parse_deals`);
+        deals: As ``forty-thieves evaluate --deals`` (:func:`agents.evaluation.sweep.parse_deals`);
             ``n`` keeps the first ``n``.
         out: The run folder (see the module docstring).
         budget: Solver settings per deal (default :class:`Budget`).
@@ -291,9 +285,7 @@ def solve_deals(
     out_dir = Path(out)
     done = _open_folder(out_dir, variant_name, budget, restart, command)
     todo = [d for d in deal_list if d not in done]
-    if workers is None:
-        workers = os.cpu_count() or 1
-    workers = max(1, min(int(workers), max(1, len(todo))))
+    workers = worker_count(workers, len(todo))
 
     t0 = time.perf_counter()
     bar = None
@@ -316,22 +308,9 @@ def solve_deals(
                 bar.set_postfix(won=counts["won"], lost=counts["lost"], unknown=counts["unknown"], refresh=False)
                 bar.update(1)
 
-        if todo and workers == 1:
-            for d in todo:
-                record(solve_deal(preset, d, budget))
-        elif todo:
-            ctx = mp.get_context("spawn")
-            # `kill` (SIGTERM) stops a run like Ctrl-C: leaving the `with` terminates the workers.
-            old = None
-            if threading.current_thread() is threading.main_thread():
-                old = signal.signal(signal.SIGTERM, _raise_interrupt)
-            try:
-                with ctx.Pool(workers, initializer=_worker_init, initargs=(variant_name, budget)) as pool:
-                    for row in pool.imap_unordered(_worker_solve, todo, chunksize=1):
-                        record(row)
-            finally:
-                if old is not None:
-                    signal.signal(signal.SIGTERM, old)
+        local = lambda d: solve_deal(preset, d, budget)  # noqa: E731
+        for row in run_jobs(todo, workers, local, _worker_solve, _worker_init, (variant_name, budget), True):
+            record(row)
     if bar is not None:
         bar.close()
 
@@ -439,8 +418,31 @@ def export_winnable(
 # ------------------------------------------------------------------- command line
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``forty-thieves solve`` arguments (read by :func:`run_cli`)."""
+    parser.add_argument("--variant", default="classic", help="preset name (default: classic)")
+    parser.add_argument("--deals", default="test", help="test (1..1000), validation (1001..2000), 1-50 or 3,17,99")
+    parser.add_argument("--n", type=int, help="solve only the first N deals")
+    parser.add_argument("--seconds", type=float, default=10.0, help="time budget per deal (default: 10)")
+    parser.add_argument("--nodes", type=int, help="node budget per deal (default: 50000000)")
+    parser.add_argument("--memory", type=float, default=2048.0, help="memory budget per deal in MB (default: 2048)")
+    parser.add_argument("--strategy", default="portfolio", help="portfolio, best, beam or dfs (default: portfolio)")
+    parser.add_argument("--clock", default="wall", choices=("wall", "cpu"), help="clock of --seconds (default: wall)")
+    parser.add_argument("--workers", type=int, help="processes (default: every core)")
+    parser.add_argument("--out", default="solved", help="folder for meta.json, verdicts.jsonl, summary.json")
+    parser.add_argument("--restart", action="store_true", help="discard the verdicts already in --out")
+    parser.add_argument(
+        "--export-winnable",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="then write the won deals as a winnable set (default: forty_thieves_env/data/winnable/<variant>.json.gz)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 def run_cli(args: Any) -> int:
-    """The ``forty-thieves solve`` handler (arguments as built in :mod:`agents.cli`)."""
+    """The ``forty-thieves solve`` handler (arguments from :func:`add_arguments`)."""
     budget = Budget(
         seconds=float(args.seconds),
         nodes=int(args.nodes) if args.nodes is not None else DEFAULT_NODES,

@@ -161,7 +161,7 @@ class SolveResult:
 _WARM: set[str] = set()
 
 
-def _warm_up(strategy: str) -> None:
+def warm_up(strategy: str) -> None:
     """Compile the kernels of ``strategy`` (once per process, outside any time budget)."""
     if strategy in _WARM:
         return
@@ -205,7 +205,7 @@ def solve(
         raise ValueError(f"unknown strategy {strategy!r} ({', '.join(STRATEGIES)})")
     if clock not in ("wall", "cpu"):
         raise ValueError(f"unknown clock {clock!r} (wall or cpu)")
-    _warm_up(strategy)
+    warm_up(strategy)
     now = time.perf_counter if clock == "wall" else time.process_time
     t0 = now()
     cfg = state.cfg

@@ -75,6 +75,7 @@ def run_demo(
 ) -> dict[str, Any]:
     """Train, evaluate and compare (see the module docstring); returns what it printed as data."""
     from agents.evaluation.evaluate import evaluate
+
     from .train import train
 
     t0 = time.monotonic()

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from agents.evaluation.bench import Row, summary
 from agents.cli import main
+from agents.evaluation.bench import Row, summary
 
 ROWS = (
     "gym.make (one env)",

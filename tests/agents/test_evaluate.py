@@ -12,12 +12,12 @@ from agents.cli import main
 from agents.evaluation.evaluate import (
     agent_seed,
     evaluate,
-    parse_deals,
     parse_option,
     summarise,
-    wilson_interval,
     write_results,
 )
+from agents.evaluation.statistics import wilson_interval
+from agents.evaluation.sweep import parse_deals
 
 
 def test_parse_deals():

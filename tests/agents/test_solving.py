@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from agents.evaluation import solving
 from agents.cli import main
+from agents.evaluation import solving
 from agents.evaluation.solving import Budget, ReplayError, read_verdicts, replay, solve_deals
 from forty_thieves_env.deals import deal
 

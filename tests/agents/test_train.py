@@ -14,7 +14,9 @@ import yaml
 
 from agents.cli import main
 from agents.training.config import load_config
-from agents.training.train import FixedDeals, find_last_checkpoint, train
+from agents.training.envs import FixedDeals, eval_chunks
+from agents.training.runs import find_last_checkpoint
+from agents.training.train import train
 
 ROOT = Path(__file__).resolve().parents[2]
 PPO_YAML = ROOT / "configs" / "ppo.yaml"
@@ -202,8 +204,6 @@ def test_demo_trains_then_compares_three_agents(tmp_path: Path, capsys: pytest.C
 
 
 def test_eval_chunks_play_every_deal_once() -> None:
-    from agents.training.train import eval_chunks
-
     for n, k in ((100, 10), (7, 3), (2, 2), (5, 1)):
         chunks = eval_chunks(list(range(n)), k)
         assert len(chunks) == k and [d for c in chunks for d in c] == list(range(n))
