@@ -7,7 +7,7 @@ from numba import njit
 
 from agents.hashing import pair_contains, pair_insert
 from forty_thieves_env.rules import apply_action, is_won
-from forty_thieves_env.state import CFG_COLUMNS, CFG_N_ACTIONS, CFG_SIZE, GameState
+from forty_thieves_env.state import CFG_COLUMNS, CFG_N_ACTIONS, GameState
 
 from .control import (
     C_DEPTH,
@@ -23,7 +23,7 @@ from .control import (
     pow2_at_most,
 )
 from .heuristics import HEURISTICS, heuristic
-from .moves import auto_safe, play_child, replay_line, search_moves
+from .moves import auto_safe, play_child, search_moves
 from .zobrist import child_hash, hash_parts, state_hash
 
 # Slots of the beam search's ctl (it shares C_NODES, C_STATUS, C_TT_COUNT, C_DEPTH).
@@ -152,8 +152,9 @@ class Beam(Search):
     CAND_PER_STATE = 64
 
     def __init__(self, state: GameState, z: np.ndarray, budget: float, prune: bool):
+        super().__init__(state, prune)
         self.name = "beam"
-        self.state, self.z, self.prune = state, z, prune
+        self.z = z
         self.schedule = []
         width = 128
         while self._bytes(width) <= budget or not self.schedule:
@@ -164,16 +165,14 @@ class Beam(Search):
         self._next()
 
     def _bytes(self, width: int) -> float:
-        size = int(self.state.cfg[CFG_SIZE])
         slots = pow2_at_most(2 * width * 400)
-        return 2 * width * size + self.MAX_LAYERS * width * 6 + width * self.CAND_PER_STATE * 30 + slots * 16
+        return 2 * width * self.size + self.MAX_LAYERS * width * 6 + width * self.CAND_PER_STATE * 30 + slots * 16
 
     def _next(self) -> None:
         self.round += 1
         width, weights = self.schedule[self.round]
         self.name = f"beam/{width}/{weights}"
-        state, cfg = self.state, self.state.cfg
-        size = int(cfg[CFG_SIZE])
+        state, cfg, size = self.state, self.cfg, self.size
         slots = pow2_at_most(2 * width * 400)
         k1 = np.zeros(slots, dtype=np.uint64)
         k2 = np.zeros(slots, dtype=np.uint64)
@@ -188,9 +187,9 @@ class Beam(Search):
             np.empty(n_cand, dtype=np.uint64),
             np.empty(n_cand, dtype=np.uint64),
         )
-        self.ctl = ctl = new_ctl(state)
+        self.ctl = ctl = new_ctl(state)  # each round starts afresh
         w = HEURISTICS[weights]
-        mask = np.zeros(int(cfg[CFG_N_ACTIONS]), dtype=np.bool_)
+        mask = np.zeros(self.n_act, dtype=np.bool_)
         beam_init(state.array, cfg, self.z, k1, k2, beam, ctl, self.prune)
         args = (cfg, self.z, k1, k2, beam, par, act, *cand, ctl, mask)
         self.run_round = lambda limit: beam_run(*args, limit, self.prune, w)
@@ -213,6 +212,4 @@ class Beam(Search):
             chosen.append(int(self.act[layer, q]))
             q = int(self.par[layer, q])
             layer -= 1
-        out = np.zeros(len(chosen) + 128, dtype=np.int16)
-        n = replay_line(self.state.array, self.state.cfg, np.array(chosen[::-1], dtype=np.int16), out, self.prune)
-        return out[:n]
+        return self.replay(chosen)

@@ -7,7 +7,7 @@ from numba import njit
 
 from agents.hashing import pair_insert
 from forty_thieves_env.rules import is_won
-from forty_thieves_env.state import CFG_COLUMNS, CFG_N_ACTIONS, CFG_SIZE, GameState
+from forty_thieves_env.state import CFG_COLUMNS, CFG_N_ACTIONS, GameState
 
 from .control import (
     C_DEPTH,
@@ -23,11 +23,10 @@ from .control import (
     TABLE_FULL,
     WON,
     Search,
-    new_ctl,
     pow2_at_most,
 )
 from .heuristics import HEURISTICS, heuristic
-from .moves import auto_safe, play_child, replay_line, search_moves
+from .moves import auto_safe, play_child, search_moves
 from .pruning import blocked_suits
 from .zobrist import child_hash, hash_parts, state_hash
 
@@ -142,12 +141,13 @@ def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch,
 
 
 class BestFirst(Search):
+    """A best-first search with ``weights`` (a :data:`~agents.search.heuristics.HEURISTICS`
+    name) in arrays sized to ``budget`` bytes and ``max_nodes``."""
+
     def __init__(self, state: GameState, z: np.ndarray, budget: float, max_nodes: int, prune: bool, weights: str):
-        cfg = state.cfg
-        size = int(cfg[CFG_SIZE])
-        n_act = int(cfg[CFG_N_ACTIONS])
+        super().__init__(state, prune)
+        cfg, size, n_act, ctl = self.cfg, self.size, self.n_act, self.ctl
         self.name = f"best/{weights}"
-        self.state, self.prune = state, prune
         # Per stored position: the state, parent, move, queue link and ~2 table slots.
         per = size + 4 + 2 + 4 + 2 * 16
         cap = int(min(max(budget / per, 4096), max_nodes + n_act + 1))
@@ -159,7 +159,6 @@ class BestFirst(Search):
         self.act = act = np.empty(cap, dtype=np.int16)
         link = np.empty(cap, dtype=np.int32)
         head = np.empty(N_BUCKETS, dtype=np.int32)
-        self.ctl = ctl = new_ctl(state)
         w = HEURISTICS[weights]
         mask = np.zeros(n_act, dtype=np.bool_)
         scratch = np.zeros(256, dtype=np.int16)
@@ -177,6 +176,4 @@ class BestFirst(Search):
         while self.parent[node] >= 0:
             chosen.append(int(self.act[node]))
             node = int(self.parent[node])
-        out = np.zeros(len(chosen) + 128, dtype=np.int16)
-        n = replay_line(self.state.array, self.state.cfg, np.array(chosen[::-1], dtype=np.int16), out, self.prune)
-        return out[:n]
+        return self.replay(chosen)

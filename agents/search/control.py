@@ -11,7 +11,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from forty_thieves_env.state import S_REDEALS, GameState
+from forty_thieves_env.state import CFG_N_ACTIONS, CFG_SIZE, S_REDEALS, GameState
+
+from .moves import replay_line
 
 # Search status codes (ctl[C_STATUS]).
 RUNNING = 0
@@ -50,11 +52,29 @@ def pow2_at_most(x: float) -> int:
 
 
 class Search:
-    """One resumable search: ``run(limit)`` advances it to ``limit`` generated positions."""
+    """One resumable search: ``run(limit)`` advances it to ``limit`` generated positions.
+
+    Args:
+        state: The root position (left unchanged).
+        prune: Apply the search reductions (see :mod:`agents.search.solver`).
+    """
 
     name: str
-    ctl: np.ndarray
     run: Callable[[int], None]
+
+    def __init__(self, state: GameState, prune: bool) -> None:
+        self.state, self.prune = state, prune
+        self.cfg = state.cfg
+        self.size = int(state.cfg[CFG_SIZE])
+        self.n_act = int(state.cfg[CFG_N_ACTIONS])
+        self.ctl = new_ctl(state)
+
+    def replay(self, chosen: list[int]) -> np.ndarray:
+        """The whole line from the root: ``chosen`` (the searched moves, last first) with
+        every safe move the search took around them."""
+        out = np.zeros(len(chosen) + 128, dtype=np.int16)
+        n = replay_line(self.state.array, self.cfg, np.array(chosen[::-1], dtype=np.int16), out, self.prune)
+        return out[:n]
 
     def line(self) -> np.ndarray:  # the winning actions, safe moves included
         raise NotImplementedError

@@ -7,7 +7,7 @@ from numba import njit
 
 from agents.hashing import pair_contains, pair_insert
 from forty_thieves_env.rules import apply_action, is_won
-from forty_thieves_env.state import CFG_COLUMNS, CFG_N_ACTIONS, CFG_SIZE, GameState
+from forty_thieves_env.state import CFG_COLUMNS, CFG_N_ACTIONS, GameState
 
 from .control import (
     C_DEPTH,
@@ -23,7 +23,6 @@ from .control import (
     TABLE_FULL,
     WON,
     Search,
-    new_ctl,
     pow2_at_most,
 )
 from .heuristics import HEURISTICS, heuristic
@@ -163,10 +162,12 @@ def dfs_run(
 
 
 class DepthFirst(Search):
+    """A depth-first search whose stack holds ``max_depth`` positions and whose table fits
+    ``budget`` bytes and ``max_nodes``."""
+
     def __init__(self, state: GameState, z: np.ndarray, budget: float, max_nodes: int, prune: bool, max_depth: int):
-        cfg = state.cfg
-        size = int(cfg[CFG_SIZE])
-        n_act = int(cfg[CFG_N_ACTIONS])
+        super().__init__(state, prune)
+        cfg, size, n_act, ctl = self.cfg, self.size, self.n_act, self.ctl
         self.name = "dfs"
         m = min(n_act, MAX_FRAME_MOVES)
         stack_bytes = (max_depth + 1) * (size + 2 * m + 12) + 2 * (max_depth + 256)
@@ -182,7 +183,6 @@ class DepthFirst(Search):
         self.pend = pend = np.zeros(max_depth + 1, dtype=np.int32)
         self.path = path = np.zeros(max_depth + 256, dtype=np.int16)
         scores = np.zeros(m, dtype=np.int64)
-        self.ctl = ctl = new_ctl(state)
         w = HEURISTICS["balanced"]
         mask = np.zeros(n_act, dtype=np.bool_)
         tmp = np.empty(size, dtype=np.int8)

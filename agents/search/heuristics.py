@@ -28,6 +28,31 @@ HEURISTICS = {
 }
 
 
+@njit(cache=True, inline="always")
+def _pile_terms(s, cfg, base, n, n0, n1, n2, n3, column):
+    """The terms of one pile (``n`` cards from ``s[base]`` up, the foundations' lower piles at
+    ``n0..n3``): ``(cards above a lower card, cards not on a card they build on (columns only),
+    burial of the cards the foundations need next)``."""
+    block = 0
+    unbuilt = 0
+    deep = 0
+    low = N_RANKS
+    for p in range(n):
+        cd = s[base + p]
+        r = cd % N_RANKS
+        if r > low:
+            block += 1
+        elif r < low:
+            low = r
+        if column and p > 0 and not fits(cfg, cd, s[base + p - 1]):
+            unbuilt += 1
+        su = cd // N_RANKS
+        need = n0 if su == 0 else n1 if su == 1 else n2 if su == 2 else n3
+        if r <= need + 1:
+            deep += n - 1 - p
+    return block, unbuilt, deep
+
+
 @njit(cache=True)
 def heuristic(s, cfg, w):
     """Move-ordering score of a position, higher first. It only orders the search; it
@@ -60,33 +85,11 @@ def heuristic(s, cfg, w):
         if n == 0:
             empties += 1
             continue
-        base = off_tab + i * d
-        low = N_RANKS
-        for p in range(n):
-            cd = s[base + p]
-            r = cd % N_RANKS
-            if r > low:
-                block += 1
-            elif r < low:
-                low = r
-            if p > 0 and not fits(cfg, cd, s[base + p - 1]):
-                unbuilt += 1
-            su = cd // N_RANKS
-            need = n0 if su == 0 else n1 if su == 1 else n2 if su == 2 else n3
-            if r <= need + 1:
-                deep += n - 1 - p
+        b, u, dp = _pile_terms(s, cfg, off_tab + i * d, n, n0, n1, n2, n3, True)
+        block += b
+        unbuilt += u
+        deep += dp
     wl = s[S_WASTE_LEN]
-    low = N_RANKS
-    wblock = 0
-    for p in range(wl):
-        cd = s[off_w + p]
-        r = cd % N_RANKS
-        if r > low:
-            wblock += 1
-        elif r < low:
-            low = r
-        su = cd // N_RANKS
-        need = n0 if su == 0 else n1 if su == 1 else n2 if su == 2 else n3
-        if r <= need + 1:
-            deep += wl - 1 - p
+    wblock, _, dp = _pile_terms(s, cfg, off_w, wl, n0, n1, n2, n3, False)
+    deep += dp
     return w[0] * home + w[1] * empties - w[2] * block - w[3] * unbuilt - w[4] * wblock - w[5] * wl - w[6] * deep
