@@ -19,9 +19,9 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 # Trains a small MaskablePPO on classic (~4 minutes on 2 cores), then compares it with the
-# random and heuristic agents on 200 test deals (agents/demo.py).
+# random and heuristic agents on 200 test deals (agents/training/demo.py).
 demo: $(BIN)/.installed
-	$(BIN)/python -m agents.demo
+	$(BIN)/python -m agents.training.demo
 
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)

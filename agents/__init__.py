@@ -1,10 +1,18 @@
-"""Agents, training, evaluation, benchmarks and the ``forty-thieves`` CLI over :mod:`forty_thieves_env`."""
+"""Agents, training, evaluation, benchmarks and the ``forty-thieves`` CLI over :mod:`forty_thieves_env`.
+
+Subpackages, bottom-up: :mod:`agents.hashing` (shared hash helpers), :mod:`agents.players`
+(the agent protocol and every player), :mod:`agents.search` (the perfect-information solver),
+:mod:`agents.evaluation` (games, solve sweeps, statistics, the env bench),
+:mod:`agents.training` (configs, MaskablePPO training, the demo, the notebook runner) and
+:mod:`agents.cli` (the ``forty-thieves`` command).
+"""
 
 from pathlib import Path
 
 import forty_thieves_env
 from forty_thieves_env import jitcache
 
-# The agents' kernels compile in the engine's rules: an edit of either drops their cache.
+# The agents' kernels compile in the engine's rules and in each other's helpers across the
+# subpackages: an edit of any source file of either package drops every cached kernel here.
 _HERE = Path(__file__).parent
 jitcache.sync(_HERE, jitcache.package_sources(_HERE, Path(forty_thieves_env.__file__).parent))

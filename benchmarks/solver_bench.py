@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.evaluate import wilson_interval
-from agents.solver import STRATEGIES, solve
+from agents.evaluation.statistics import wilson_interval
+from agents.search.solver import STRATEGIES, solve
 from forty_thieves_env import deal, get_variant
 
 

@@ -1,0 +1,60 @@
+"""The ``forty-thieves`` command line.
+
+This module only dispatches. Each subcommand lives with the code it drives, as a module with ``add_arguments(parser)``
+(its flags) and ``run_cli(args)`` (its handler). Only the chosen subcommand's module is
+imported, so ``forty-thieves --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+#: Subcommand -> (the module with its ``add_arguments`` and ``run_cli``, its one-line help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "deal": ("agents.cli.deal", "print the starting position of a numbered deal (PySolFC game number)"),
+    "moves": ("agents.cli.moves", "list the legal moves of a position file ('-' reads stdin)"),
+    "evaluate": (
+        "agents.evaluation.evaluate",
+        "play an agent once on each deal of a split; write results.json/.csv",
+    ),
+    "solve": (
+        "agents.evaluation.solving",
+        "solve deals with the perfect-information solver (resumable); winnable sets",
+    ),
+    "train": (
+        "agents.training.train",
+        "train MaskablePPO from a config file (configs/ppo.yaml) into a run folder",
+    ),
+    "bench": (
+        "agents.evaluation.bench",
+        "steps/s of the env (single, SyncVectorEnv, native vector) and MaskablePPO fps",
+    ),
+}
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser, with the arguments of the subcommand named in ``argv`` (the first word)."""
+    parser = argparse.ArgumentParser(prog="forty-thieves", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module_name, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text)
+        if name == chosen:
+            module = importlib.import_module(module_name)
+            module.add_arguments(p)
+            p.set_defaults(func=module.run_cli)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``forty-thieves`` console script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, OSError) as err:
+        print(f"forty-thieves {args.command}: error: {err}", file=sys.stderr)
+        return 2

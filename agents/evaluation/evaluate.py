@@ -1,0 +1,341 @@
+"""Evaluation protocol: play an agent once on each deal of a fixed split and summarise.
+
+* **Deals** are numbered PySolFC deals, the same numbers in every variant
+  (:data:`forty_thieves_env.deals.SPLITS`): ``test`` = 1..1000, ``validation`` =
+  1001..2000; training draws from :data:`~forty_thieves_env.deals.TRAIN_RANGE`, which
+  shares no number with them. A deal list can also be a range (``1-50``) or numbers
+  (``3,17,99``); ``n`` keeps the first ``n``.
+* **Each deal is played once** by a fresh game of the agent, seeded from ``(seed, deal)``
+  (:func:`agent_seed`), so a deal's result does not depend on which worker plays it or in
+  what order: the results are reproducible from ``seed`` (for agents without a time budget).
+* **A move cap** (default 1000, the registered envs' ``max_episode_steps``) ends games that
+  go on shuffling cards; such a game counts as lost (``truncated`` in its row).
+* **Results**: per deal ``deal, won, cards_on_foundations, moves, seconds, truncated``;
+  the summary holds the win rate with its Wilson 95 % interval
+  (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``), mean cards on the
+  foundations, mean moves, seconds per game (per-game wall time, averaged) and the
+  settings. :func:`write_results` writes ``results.json`` (summary and rows) and
+  ``results.csv`` (rows).
+* **Parallel**: a process pool over all cores (``workers``); each worker builds its own
+  environment and agent.
+
+Command line: ``forty-thieves evaluate --agent heuristic --variant classic --deals test``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from forty_thieves_env.registration import MAX_EPISODE_STEPS
+
+from .statistics import wilson_interval
+from .sweep import parse_deals, run_jobs, worker_count
+
+CSV_FIELDS = ("deal", "won", "cards_on_foundations", "moves", "seconds", "truncated")
+
+
+@dataclass
+class GameResult:
+    """One deal played once."""
+
+    deal: int
+    won: bool
+    cards_on_foundations: int
+    moves: int
+    seconds: float
+    truncated: bool  # stopped by the move cap
+
+
+@dataclass
+class Evaluation:
+    """Everything :func:`evaluate` measured: the settings, the summary and one row per deal."""
+
+    settings: dict[str, Any]
+    summary: dict[str, Any]
+    results: list[GameResult] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"settings": self.settings, "summary": self.summary, "results": [asdict(r) for r in self.results]}
+
+
+def agent_seed(seed: int, deal: int) -> int:
+    """The agent's seed for one deal: a hash of ``(seed, deal)`` (63 bits)."""
+    state = np.random.SeedSequence([int(seed) % 2**63, int(deal) % 2**63]).generate_state(2, np.uint32)
+    return (int(state[0]) << 31) ^ int(state[1])
+
+
+def play_game(env: Any, agent: Any, deal: int, seed: int, max_moves: int = MAX_EPISODE_STEPS) -> GameResult:
+    """Play ``deal`` once with ``agent`` (reset with ``seed``) in an env of the agent's variant."""
+    t0 = time.perf_counter()
+    obs, info = env.reset(options={"deal": int(deal)})
+    agent.reset(seed=seed)
+    moves = 0
+    done = False
+    while not done and moves < max_moves:
+        action = agent.act(obs, info["action_mask"])
+        obs, _, terminated, truncated, info = env.step(action)
+        if info["illegal_action"]:
+            raise RuntimeError(f"{agent.name} played an illegal action {action} on deal {deal} at move {moves}")
+        moves += 1
+        done = terminated or truncated
+    return GameResult(
+        deal=int(deal),
+        won=bool(info["won"]),
+        cards_on_foundations=int(info["cards_on_foundations"]),
+        moves=moves,
+        seconds=time.perf_counter() - t0,
+        truncated=not done,
+    )
+
+
+# ----------------------------------------------------------------------- workers
+
+_WORKER: dict[str, Any] = {}
+
+
+def _make_player(agent: str, variant: str, agent_kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    from agents.players.base import make_agent
+    from forty_thieves_env.env import FortyThievesEnv
+
+    player = make_agent(agent, variant, **agent_kwargs)
+    env = FortyThievesEnv(variant, observation=player.observation)
+    return env, player
+
+
+def _worker_init(
+    agent: str, variant: str, agent_kwargs: dict[str, Any], seed: int, max_moves: int, registry: dict[str, str]
+) -> None:
+    from agents.players.base import register_agent
+
+    for name, target in registry.items():  # agents registered in the parent at run time
+        register_agent(name, target)
+    env, player = _make_player(agent, variant, agent_kwargs)
+    _WORKER.update(env=env, agent=player, seed=seed, max_moves=max_moves)
+
+
+def _worker_play(deal: int) -> GameResult:
+    w = _WORKER
+    return play_game(w["env"], w["agent"], deal, agent_seed(w["seed"], deal), w["max_moves"])
+
+
+def evaluate(
+    agent: str,
+    variant: str = "classic",
+    deals: str | Sequence[int] = "test",
+    n: int | None = None,
+    seed: int = 0,
+    workers: int | None = None,
+    max_moves: int = MAX_EPISODE_STEPS,
+    agent_kwargs: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> Evaluation:
+    """Play ``agent`` once on each deal and summarise (see the module docstring).
+
+    Args:
+        agent: A registered agent name (:func:`agents.players.base.make_agent`).
+        variant: A preset name.
+        deals: See :func:`parse_deals`; ``n`` keeps the first ``n``.
+        seed: Base seed; deal ``d`` is played with ``agent_seed(seed, d)``.
+        workers: Processes (default: every core); 1 plays in this process.
+        max_moves: Move cap per game.
+        agent_kwargs: Options for the agent's constructor (``samples=...``).
+        progress: Show a tqdm progress bar.
+    """
+    from forty_thieves_env.engine.variants import get_variant
+
+    variant_name = get_variant(variant).name
+    deal_list = parse_deals(deals, n)
+    agent_kwargs = dict(agent_kwargs or {})
+    workers = worker_count(workers, len(deal_list))
+    if max_moves < 1:
+        raise ValueError(f"max_moves must be at least 1, got {max_moves}")
+    # Build one player here first: a bad agent name or option fails before any worker starts.
+    try:
+        env, player = _make_player(agent, variant_name, agent_kwargs)
+    except TypeError as err:  # an option the agent's constructor does not take
+        raise ValueError(f"agent {agent!r}: {err}") from err
+
+    from agents.players.base import registered_targets
+
+    t0 = time.perf_counter()
+    results: list[GameResult] = []
+    bar = _progress(len(deal_list), f"{agent} {variant_name}", progress)
+    init = (agent, variant_name, agent_kwargs, seed, max_moves, registered_targets())
+    local = lambda d: play_game(env, player, d, agent_seed(seed, d), max_moves)  # noqa: E731
+    for r in run_jobs(deal_list, workers, local, _worker_play, _worker_init, init):
+        results.append(r)
+        _advance(bar, results)
+    if bar is not None:
+        bar.close()
+    wall = time.perf_counter() - t0
+    results.sort(key=lambda r: r.deal)
+    settings = {
+        "agent": agent,
+        "variant": variant_name,
+        "deals": deals if isinstance(deals, str) else "list",
+        "n": len(deal_list),
+        "first_deal": deal_list[0],
+        "last_deal": deal_list[-1],
+        "seed": int(seed),
+        "workers": workers,
+        "max_moves": int(max_moves),
+        "agent_options": agent_kwargs,
+    }
+    return Evaluation(settings, summarise(results, wall), results)
+
+
+def summarise(results: Sequence[GameResult], wall_seconds: float | None = None) -> dict[str, Any]:
+    """Win rate with Wilson 95 % interval, means of cards home, moves and seconds per game."""
+    n = len(results)
+    wins = sum(r.won for r in results)
+    low, high = wilson_interval(wins, n)
+    summary = {
+        "games": n,
+        "wins": wins,
+        "win_rate": wins / n,
+        "win_rate_ci95": [low, high],
+        "mean_cards_on_foundations": float(np.mean([r.cards_on_foundations for r in results])),
+        "mean_moves": float(np.mean([r.moves for r in results])),
+        "truncated": sum(r.truncated for r in results),
+        "seconds_per_game": float(np.mean([r.seconds for r in results])),
+    }
+    if wall_seconds is not None:
+        summary["wall_seconds"] = float(wall_seconds)
+    return summary
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="game", smoothing=0.05)
+
+
+def _advance(bar: Any, results: list[GameResult]) -> None:
+    if bar is None:
+        return
+    wins = sum(r.won for r in results)
+    bar.set_postfix(win=f"{wins}/{len(results)}", refresh=False)
+    bar.update(1)
+
+
+def write_results(evaluation: Evaluation, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Write ``results.json`` and ``results.csv`` into ``out_dir`` (created); return both paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    json_path = out / "results.json"
+    csv_path = out / "results.csv"
+    json_path.write_text(json.dumps(evaluation.to_json(), indent=2) + "\n", encoding="utf-8")
+    with csv_path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        for r in evaluation.results:
+            row = asdict(r)
+            row["seconds"] = f"{r.seconds:.4f}"
+            row["won"] = int(r.won)
+            row["truncated"] = int(r.truncated)
+            writer.writerow(row)
+    return json_path, csv_path
+
+
+# ------------------------------------------------------------------- command line
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``key=value`` -> ``(key, value)``, the value an int, float, bool, ``None`` or a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"agent option must look like key=value, got {text!r}")
+    low = raw.strip().lower()
+    value: Any
+    if low in ("true", "false"):
+        value = low == "true"
+    elif low == "none":
+        value = None
+    else:
+        try:
+            value = int(raw)
+        except ValueError:
+            try:
+                value = float(raw)
+            except ValueError:
+                value = raw
+    return key.strip().replace("-", "_"), value
+
+
+def agent_options(args: Any) -> dict[str, Any]:
+    """Agent constructor options from the evaluate command's flags."""
+    opts: dict[str, Any] = {}
+    for name in ("samples", "candidates", "rollout_steps", "max_seconds", "max_nodes"):
+        value = getattr(args, name, None)
+        if value is not None:
+            opts[name] = value
+    for text in getattr(args, "opt", None) or ():
+        key, value = parse_option(text)
+        opts[key] = value
+    return opts
+
+
+def format_summary(evaluation: Evaluation) -> str:
+    s, cfg = evaluation.summary, evaluation.settings
+    low, high = s["win_rate_ci95"]
+    return (
+        f"{cfg['agent']} on {cfg['variant']}, {s['games']} deals "
+        f"({cfg['deals']}: {cfg['first_deal']}..{cfg['last_deal']}), "
+        f"seed {cfg['seed']}: won {s['wins']} = {100 * s['win_rate']:.1f} % "
+        f"(Wilson 95 % {100 * low:.1f}-{100 * high:.1f} %), "
+        f"{s['mean_cards_on_foundations']:.1f} cards home on average, {s['mean_moves']:.0f} moves, "
+        f"{s['seconds_per_game']:.3f} s per game"
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``forty-thieves evaluate`` arguments (read by :func:`run_cli`)."""
+    parser.add_argument(
+        "--agent", default="heuristic", help="random, heuristic, lookahead or solver (default: heuristic)"
+    )
+    parser.add_argument("--variant", default="classic", help="preset name (default: classic)")
+    parser.add_argument("--deals", default="test", help="test (1..1000), validation (1001..2000), 1-50 or 3,17,99")
+    parser.add_argument("--n", type=int, help="play only the first N deals")
+    parser.add_argument("--seed", type=int, default=0, help="base seed; deal d gets a seed from (seed, d) (default: 0)")
+    parser.add_argument("--workers", type=int, help="processes (default: every core)")
+    parser.add_argument("--out", default="results", help="folder for results.json and results.csv (default: results)")
+    parser.add_argument("--max-moves", type=int, default=1000, help="move cap per game (default: 1000)")
+    parser.add_argument("--samples", type=int, help="lookahead: determinizations per move")
+    parser.add_argument("--candidates", type=int, help="lookahead: moves searched per decision")
+    parser.add_argument("--rollout-steps", type=int, help="lookahead: longest rollout")
+    parser.add_argument("--max-seconds", type=float, help="lookahead: seconds per move; solver: seconds per deal")
+    parser.add_argument("--max-nodes", type=int, help="solver: node budget per deal")
+    parser.add_argument("--opt", action="append", metavar="KEY=VALUE", help="any other agent option (repeatable)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--model", dest="opt", action="append", type="model={}".format, help="ppo: the model .zip")
+
+
+def run_cli(args: Any) -> int:
+    """The ``forty-thieves evaluate`` handler (arguments from :func:`add_arguments`)."""
+    evaluation = evaluate(
+        args.agent,
+        args.variant,
+        args.deals,
+        n=args.n,
+        seed=args.seed,
+        workers=args.workers,
+        max_moves=args.max_moves,
+        agent_kwargs=agent_options(args),
+        progress=not args.quiet,
+    )
+    json_path, csv_path = write_results(evaluation, args.out)
+    print(format_summary(evaluation))
+    print(f"wrote {json_path} and {csv_path}")
+    return 0

@@ -1,0 +1,483 @@
+"""Solve a list of deals with the perfect-information solver; resumable; winnable-set export.
+
+``forty-thieves solve --variant classic --deals test --seconds 10`` runs
+:func:`agents.search.solver.solve` once on the starting position of each deal (a process pool,
+every core by default) and writes into ``--out``:
+
+* ``meta.json``: the variant and the solver budget (seconds, nodes, memory, strategy,
+  clock) the verdicts were made with. A later run into the same folder must use the same
+  ones (else it stops with an error; ``--restart`` discards the old verdicts instead).
+* ``verdicts.jsonl``: one JSON line per deal, appended and flushed as each deal finishes:
+  ``deal, verdict, moves, nodes, states, seconds, reason, decided_by``. ``moves`` is the
+  winning line (move text, :meth:`GameState.play` reads it) for ``won``, else empty. Every
+  won line is replayed through the engine (it must end in a won position) before it is
+  written; one that does not replay stops the run with :class:`ReplayError`.
+* ``summary.json``: for the deals of this command, the counts of ``won``, ``lost`` (proved:
+  every line searched) and ``unknown`` (a budget ran out), each with its share and Wilson
+  95 % interval, plus seconds and nodes.
+
+**Resume**: running the same command again skips the deals already in ``verdicts.jsonl``
+(a run stopped by Ctrl-C, ``kill`` or a crash loses only the deals being solved at that
+moment). A
+wider selection (``--n 4`` after ``--n 2``) solves only the new deals.
+
+**Winnable sets**: ``--export-winnable`` then writes the won deals of the selection with
+their lines (the certificates) and a meta block (budget, date, command, the deals
+searched, the counts) to ``forty_thieves_env/data/winnable/<variant>.json.gz`` (or a
+given path), which :mod:`forty_thieves_env.winnable` loads. Only deals of the training
+range (:data:`forty_thieves_env.deals.TRAIN_RANGE`) may go into a set, so that agents
+trained on it are still evaluated on unseen deals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import gzip
+import json
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .statistics import wilson_interval
+from .sweep import parse_deals, run_jobs, worker_count
+
+VERDICTS = ("won", "lost", "unknown")
+META_FILE = "meta.json"
+VERDICTS_FILE = "verdicts.jsonl"
+SUMMARY_FILE = "summary.json"
+#: Budget keys that must match between runs into one folder.
+BUDGET_KEYS = ("seconds", "nodes", "memory_mb", "strategy", "clock")
+DEFAULT_NODES = 50_000_000
+
+
+class ReplayError(RuntimeError):
+    """A ``won`` line from the solver does not replay to a win in the engine."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The solver settings of a run (all of them must match to resume)."""
+
+    seconds: float = 10.0
+    nodes: int = DEFAULT_NODES
+    memory_mb: float = 2048.0
+    strategy: str = "portfolio"
+    clock: str = "wall"
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in BUDGET_KEYS}
+
+    def check(self) -> Budget:
+        from agents.search.solver import STRATEGIES
+
+        if not self.seconds > 0:
+            raise ValueError(f"seconds must be positive, got {self.seconds}")
+        if self.nodes < 1:
+            raise ValueError(f"nodes must be at least 1, got {self.nodes}")
+        if not self.memory_mb >= 32:
+            raise ValueError(f"memory must be at least 32 MB, got {self.memory_mb}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {self.strategy!r} ({', '.join(STRATEGIES)})")
+        if self.clock not in ("wall", "cpu"):
+            raise ValueError(f"unknown clock {self.clock!r} (wall or cpu)")
+        return self
+
+
+def replay(variant: Any, deal_number: int, moves: Sequence[str]) -> None:
+    """Play ``moves`` from the start of ``deal_number``; raise :class:`ReplayError` unless it wins."""
+    from forty_thieves_env.text.errors import IllegalMoveError
+    from forty_thieves_env.text.game import deal
+
+    state = deal(variant, deal_number)
+    for i, move in enumerate(moves):
+        try:
+            state.play(move)
+        except (IllegalMoveError, ValueError) as err:
+            raise ReplayError(
+                f"deal {deal_number}: move {i + 1} ({move!r}) of the won line does not play: {err}"
+            ) from err
+    if not state.is_won():
+        raise ReplayError(
+            f"deal {deal_number}: the won line ({len(moves)} moves) ends with "
+            f"{state.cards_on_foundations} cards home, not a win"
+        )
+
+
+def solve_deal(variant: Any, deal_number: int, budget: Budget) -> dict[str, Any]:
+    """Solve one deal from its start; the verdict row (not yet replayed)."""
+    from agents.search.solver import solve
+    from forty_thieves_env.text.game import deal
+
+    r = solve(
+        deal(variant, deal_number),
+        max_nodes=budget.nodes,
+        max_seconds=budget.seconds,
+        max_memory_mb=budget.memory_mb,
+        strategy=budget.strategy,  # type: ignore[arg-type]
+        clock=budget.clock,  # type: ignore[arg-type]
+    )
+    return {
+        "deal": int(deal_number),
+        "verdict": r.verdict,
+        "moves": list(r.moves),
+        "nodes": int(r.nodes),
+        "states": int(r.states),
+        "seconds": round(float(r.seconds), 4),
+        "reason": r.reason,
+        "decided_by": r.decided_by,
+    }
+
+
+# ----------------------------------------------------------------------- workers
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(variant: str, budget: Budget) -> None:
+    _WORKER.update(variant=variant, budget=budget)
+    from agents.search.solver import warm_up
+
+    warm_up(budget.strategy)  # compile before the first deal's clock starts
+
+
+def _worker_solve(deal_number: int) -> dict[str, Any]:
+    return solve_deal(_WORKER["variant"], deal_number, _WORKER["budget"])
+
+
+# ------------------------------------------------------------------- the run folder
+
+
+def read_verdicts(path: str | os.PathLike[str]) -> dict[int, dict[str, Any]]:
+    """The rows of a ``verdicts.jsonl`` by deal (a torn last line, from a killed run, is skipped)."""
+    rows: dict[int, dict[str, Any]] = {}
+    p = Path(path)
+    if not p.exists():
+        return rows
+    lines = p.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:  # cut off mid-write: that deal is solved again
+                continue
+            raise ValueError(f"{p}: line {i + 1} is not JSON") from None
+        rows[int(row["deal"])] = row
+    return rows
+
+
+def _open_folder(out: Path, variant: str, budget: Budget, restart: bool, command: str) -> dict[int, dict[str, Any]]:
+    """Check or write ``meta.json``; return the verdicts already there (none after ``restart``)."""
+    out.mkdir(parents=True, exist_ok=True)
+    meta_path, verdicts_path = out / META_FILE, out / VERDICTS_FILE
+    want = {"variant": variant, "budget": budget.to_json()}
+    if meta_path.exists() and not restart:
+        have = json.loads(meta_path.read_text(encoding="utf-8"))
+        old = {"variant": have.get("variant"), "budget": have.get("budget")}
+        if old != want:
+            raise ValueError(
+                f"{out} holds verdicts for {json.dumps(old)}, not {json.dumps(want)}; "
+                "use the same --variant and budget to resume, another --out, or --restart to discard them"
+            )
+        return read_verdicts(verdicts_path)
+    if restart:
+        for name in (VERDICTS_FILE, SUMMARY_FILE):
+            (out / name).unlink(missing_ok=True)
+    elif verdicts_path.exists():
+        raise ValueError(f"{verdicts_path} exists without {META_FILE}; use --restart to discard it")
+    meta = {**want, "created": _now(), "command": command, "source": source_version()}
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return {}
+
+
+def source_version() -> str:
+    """The git commit of this checkout (``+dirty`` when the solver's files have local changes), or ``""``."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return ""
+        files = ["agents/search", "agents/hashing.py"]
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *files], cwd=root, timeout=10).returncode
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head.stdout.strip() + ("+dirty" if dirty else "")
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Counts of each verdict with its share and Wilson 95 % interval, seconds and nodes."""
+    n = len(rows)
+    out: dict[str, Any] = {"deals": n}
+    for v in VERDICTS:
+        k = sum(r["verdict"] == v for r in rows)
+        low, high = wilson_interval(k, n)
+        out[v] = {"count": k, "share": k / n if n else 0.0, "ci95": [low, high]}
+    seconds = [r["seconds"] for r in rows]
+    out["solver_seconds_total"] = float(sum(seconds))
+    out["solver_seconds_mean"] = float(sum(seconds) / n) if n else 0.0
+    out["nodes_total"] = int(sum(r["nodes"] for r in rows))
+    unknown_reasons: dict[str, int] = {}
+    for r in rows:
+        if r["verdict"] == "unknown":
+            unknown_reasons[r["reason"]] = unknown_reasons.get(r["reason"], 0) + 1
+    out["unknown_reasons"] = unknown_reasons
+    return out
+
+
+def format_table(summary: dict[str, Any], title: str) -> str:
+    lines = [title, f"{'verdict':<8} {'deals':>6} {'share':>7}   Wilson 95 %"]
+    for v in VERDICTS:
+        s = summary[v]
+        low, high = s["ci95"]
+        lines.append(f"{v:<8} {s['count']:>6} {100 * s['share']:>6.1f}%   {100 * low:5.1f}-{100 * high:5.1f} %")
+    lines.append(f"{'total':<8} {summary['deals']:>6}")
+    return "\n".join(lines)
+
+
+def solve_deals(
+    variant: str = "classic",
+    deals: str | Sequence[int] = "test",
+    out: str | os.PathLike[str] = "solved",
+    n: int | None = None,
+    budget: Budget | None = None,
+    workers: int | None = None,
+    restart: bool = False,
+    progress: bool = True,
+    command: str | None = None,
+) -> dict[str, Any]:
+    """Solve every selected deal not yet in ``out/verdicts.jsonl``; write and return the summary.
+
+    Args:
+        variant: A preset name.
+        deals: As ``forty-thieves evaluate --deals`` (:func:`agents.evaluation.sweep.parse_deals`);
+            ``n`` keeps the first ``n``.
+        out: The run folder (see the module docstring).
+        budget: Solver settings per deal (default :class:`Budget`).
+        workers: Processes (default: every core); 1 solves in this process.
+        restart: Discard the folder's verdicts (and meta) instead of resuming.
+        progress: Show a tqdm progress bar.
+        command: Recorded in ``meta.json`` and the summary (default: this process's argv).
+
+    Raises:
+        ValueError: bad deals or budget, or a folder made with another variant or budget.
+        ReplayError: a won line does not replay to a win.
+    """
+    from forty_thieves_env.engine.variants import get_variant
+
+    preset = get_variant(variant)
+    variant_name = preset.name
+    budget = (budget or Budget()).check()
+    deal_list = parse_deals(deals, n)
+    command = command if command is not None else shlex.join(["forty-thieves", *sys.argv[1:]])
+    out_dir = Path(out)
+    done = _open_folder(out_dir, variant_name, budget, restart, command)
+    todo = [d for d in deal_list if d not in done]
+    workers = worker_count(workers, len(todo))
+
+    t0 = time.perf_counter()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(deal_list), initial=len(deal_list) - len(todo), desc=f"solve {variant_name}", unit="deal")
+    counts = {v: sum(done[d]["verdict"] == v for d in deal_list if d in done) for v in VERDICTS}
+
+    with (out_dir / VERDICTS_FILE).open("a", encoding="utf-8") as f:
+
+        def record(row: dict[str, Any]) -> None:
+            if row["verdict"] == "won":
+                replay(preset, row["deal"], row["moves"])
+            f.write(json.dumps(row, separators=(",", ":")) + "\n")
+            f.flush()
+            done[row["deal"]] = row
+            counts[row["verdict"]] += 1
+            if bar is not None:
+                bar.set_postfix(won=counts["won"], lost=counts["lost"], unknown=counts["unknown"], refresh=False)
+                bar.update(1)
+
+        local = lambda d: solve_deal(preset, d, budget)  # noqa: E731
+        for row in run_jobs(todo, workers, local, _worker_solve, _worker_init, (variant_name, budget), True):
+            record(row)
+    if bar is not None:
+        bar.close()
+
+    rows = [done[d] for d in deal_list]
+    summary = {
+        "variant": variant_name,
+        "budget": budget.to_json(),
+        "deals": deals if isinstance(deals, str) else "list",
+        "n": len(deal_list),
+        "first_deal": deal_list[0],
+        "last_deal": deal_list[-1],
+        "solved_now": len(todo),
+        "workers": workers,
+        "wall_seconds": time.perf_counter() - t0,
+        "finished": _now(),
+        "command": command,
+        "summary": summarise(rows),
+    }
+    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+# ------------------------------------------------------------------ winnable sets
+
+
+def default_winnable_path(variant: str) -> Path:
+    """``forty_thieves_env/data/winnable/<variant>.json.gz`` in the source tree / installed package."""
+    import forty_thieves_env
+
+    return Path(forty_thieves_env.__file__).parent / "data" / "winnable" / f"{variant}.json.gz"
+
+
+def export_winnable(
+    out: str | os.PathLike[str],
+    deals: str | Sequence[int],
+    n: int | None = None,
+    path: str | os.PathLike[str] | None = None,
+    command: str | None = None,
+) -> Path:
+    """Write the won deals of a finished run folder (with their lines) as a winnable set.
+
+    Every selected deal must have a verdict, lie in the training range, and every won line
+    is replayed again before it is written.
+    """
+    from forty_thieves_env.engine.deals import TRAIN_RANGE
+    from forty_thieves_env.engine.variants import get_variant
+
+    out_dir = Path(out)
+    meta = json.loads((out_dir / META_FILE).read_text(encoding="utf-8"))
+    variant = get_variant(meta["variant"])
+    deal_list = parse_deals(deals, n)
+    bad = [d for d in deal_list if not TRAIN_RANGE[0] <= d <= TRAIN_RANGE[1]]
+    if bad:
+        raise ValueError(
+            f"a winnable set may only hold training deals ({TRAIN_RANGE[0]}..{TRAIN_RANGE[1]}), "
+            f"not deal {bad[0]} (the test and validation splits must stay unseen)"
+        )
+    rows = read_verdicts(out_dir / VERDICTS_FILE)
+    missing = [d for d in deal_list if d not in rows]
+    if missing:
+        raise ValueError(f"{len(missing)} selected deals have no verdict yet (first {missing[0]}); finish the run")
+    chosen = [rows[d] for d in deal_list]
+    won = {}
+    for r in chosen:
+        if r["verdict"] == "won":
+            replay(variant, r["deal"], r["moves"])
+            won[str(r["deal"])] = " ".join(r["moves"])
+    s = summarise(chosen)
+    from forty_thieves_env import __version__
+
+    doc = {
+        "meta": {
+            "what": (
+                "Deals the solver proved winnable within its budget, each with a winning line "
+                "(a certificate). A biased subset of the training deals: the easier ones."
+            ),
+            "variant": variant.name,
+            "solver": "agents.search.solver.solve (perfect information)",
+            "budget": meta["budget"],
+            "deals_searched": {
+                "spec": deals if isinstance(deals, str) else "list",
+                "count": len(deal_list),
+                "first": deal_list[0],
+                "last": deal_list[-1],
+            },
+            "counts": {v: s[v]["count"] for v in VERDICTS},
+            "solve_command": meta.get("command", ""),
+            "solver_source": meta.get("source", ""),
+            "export_command": command if command is not None else shlex.join(["forty-thieves", *sys.argv[1:]]),
+            "solver_seconds_total": round(s["solver_seconds_total"], 1),
+            "date": _now(),
+            "package_version": __version__,
+            "moves": "space-separated move text; GameState.play each from the deal's start ends in a win",
+        },
+        "certificates": won,
+    }
+    target = Path(path) if path is not None else default_winnable_path(variant.name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(doc, separators=(",", ":"), sort_keys=False).encode("utf-8")
+    with gzip.GzipFile(target, "wb", mtime=0) as g:
+        g.write(data)
+    return target
+
+
+# ------------------------------------------------------------------- command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``forty-thieves solve`` arguments (read by :func:`run_cli`)."""
+    parser.add_argument("--variant", default="classic", help="preset name (default: classic)")
+    parser.add_argument("--deals", default="test", help="test (1..1000), validation (1001..2000), 1-50 or 3,17,99")
+    parser.add_argument("--n", type=int, help="solve only the first N deals")
+    parser.add_argument("--seconds", type=float, default=10.0, help="time budget per deal (default: 10)")
+    parser.add_argument("--nodes", type=int, help="node budget per deal (default: 50000000)")
+    parser.add_argument("--memory", type=float, default=2048.0, help="memory budget per deal in MB (default: 2048)")
+    parser.add_argument("--strategy", default="portfolio", help="portfolio, best, beam or dfs (default: portfolio)")
+    parser.add_argument("--clock", default="wall", choices=("wall", "cpu"), help="clock of --seconds (default: wall)")
+    parser.add_argument("--workers", type=int, help="processes (default: every core)")
+    parser.add_argument("--out", default="solved", help="folder for meta.json, verdicts.jsonl, summary.json")
+    parser.add_argument("--restart", action="store_true", help="discard the verdicts already in --out")
+    parser.add_argument(
+        "--export-winnable",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="then write the won deals as a winnable set (default: forty_thieves_env/data/winnable/<variant>.json.gz)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run_cli(args: Any) -> int:
+    """The ``forty-thieves solve`` handler (arguments from :func:`add_arguments`)."""
+    budget = Budget(
+        seconds=float(args.seconds),
+        nodes=int(args.nodes) if args.nodes is not None else DEFAULT_NODES,
+        memory_mb=float(args.memory),
+        strategy=args.strategy,
+        clock=args.clock,
+    )
+    try:
+        result = solve_deals(
+            args.variant,
+            args.deals,
+            out=args.out,
+            n=args.n,
+            budget=budget,
+            workers=args.workers,
+            restart=args.restart,
+            progress=not args.quiet,
+        )
+    except ReplayError as err:
+        print(f"forty-thieves solve: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the finished deals are in {Path(args.out) / VERDICTS_FILE}; "
+              "run the same command again to resume", file=sys.stderr)  # fmt: skip
+        return 130
+    s = result["summary"]
+    b = result["budget"]
+    title = (
+        f"{result['variant']}, {result['n']} deals ({result['deals']}: {result['first_deal']}..{result['last_deal']}), "
+        f"{b['seconds']:g} s ({b['clock']}) / {b['nodes']} nodes / {b['memory_mb']:g} MB per deal, {b['strategy']}; "
+        f"{result['solved_now']} solved now in {result['wall_seconds']:.0f} s"
+    )
+    print(format_table(s, title))
+    print(f"wrote {Path(args.out) / VERDICTS_FILE} and {Path(args.out) / SUMMARY_FILE}")
+    if args.export_winnable is not None:
+        path = export_winnable(args.out, args.deals, args.n, path=args.export_winnable or None)
+        print(f"wrote the winnable set ({s['won']['count']} deals) to {path}")
+    return 0

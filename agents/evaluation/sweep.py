@@ -1,0 +1,96 @@
+"""A sweep over deals: which deals (:func:`parse_deals`), and one job per deal in this process
+or on a pool of worker processes (:func:`run_jobs`), as the evaluator and the solve sweeps use."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from forty_thieves_env.engine.deals import SPLITS, check_deal_number, deal_split
+
+
+def parse_deals(spec: str | Sequence[int], n: int | None = None) -> list[int]:
+    """Deal numbers from a split name, a range ``"a-b"`` (both ends), a comma list, or numbers.
+
+    Args:
+        spec: ``"test"``, ``"validation"``, ``"1-50"``, ``"3,17,99"`` (ranges may appear in
+            the list: ``"1-5,9"``) or a sequence of ints.
+        n: Keep only the first ``n`` deals.
+
+    Raises:
+        ValueError: an unknown split, a malformed range, a bad or repeated deal number.
+    """
+    if isinstance(spec, str):
+        text = spec.strip()
+        if text in SPLITS:
+            deals = deal_split(text).tolist()
+        else:
+            deals = []
+            for part in filter(None, (p.strip() for p in text.split(","))):
+                lo, sep, hi = part.partition("-")
+                if not (lo.strip().isdigit() and (not sep or hi.strip().isdigit())):
+                    splits = ", ".join(SPLITS)
+                    raise ValueError(f"bad deals {spec!r}: use {splits}, a range like 1-50 or numbers like 3,17,99")
+                a = int(lo)
+                b = int(hi) if sep else a
+                if b < a:
+                    raise ValueError(f"empty deal range {part!r}")
+                deals.extend(range(a, b + 1))
+    else:
+        deals = [int(x) for x in spec]
+    deals = [check_deal_number(d) for d in deals]
+    if len(set(deals)) != len(deals):
+        raise ValueError("a deal number is listed twice")
+    if n is not None:
+        if n < 1:
+            raise ValueError(f"n must be at least 1, got {n}")
+        deals = deals[:n]
+    if not deals:
+        raise ValueError("no deals to play")
+    return deals
+
+
+def worker_count(workers: int | None, jobs: int) -> int:
+    """Processes for ``jobs`` jobs: ``workers`` (default: every core), at least 1, at most ``jobs``."""
+    if workers is None:
+        workers = os.cpu_count() or 1
+    return max(1, min(int(workers), max(1, jobs)))
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def run_jobs(
+    deals: Sequence[int],
+    workers: int,
+    local: Callable[[int], Any],
+    remote: Callable[[int], Any],
+    initializer: Callable[..., None],
+    initargs: tuple[Any, ...],
+    stop_on_sigterm: bool = False,
+) -> Iterator[Any]:
+    """The result of each deal's job, as they finish.
+
+    With one worker ``local(deal)`` runs here, in deal order; else a pool of ``workers``
+    spawned processes, each set up by ``initializer(*initargs)``, runs ``remote(deal)``
+    (a module-level function, so that it pickles). With ``stop_on_sigterm``, ``kill``
+    (SIGTERM) stops the pool like Ctrl-C: leaving the pool's ``with`` terminates the workers.
+    """
+    if workers == 1:
+        for d in deals:
+            yield local(d)
+        return
+    old = None
+    if stop_on_sigterm and threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with mp.get_context("spawn").Pool(workers, initializer=initializer, initargs=initargs) as pool:
+            yield from pool.imap_unordered(remote, deals, chunksize=1)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)

@@ -1,0 +1,128 @@
+"""The ``ppo`` agent: a trained MaskablePPO policy (a ``.zip`` from ``forty-thieves train``).
+
+``forty-thieves evaluate --agent ppo --model runs/RUN/best_model.zip`` plays it like any other
+agent. Each move is the policy's most likely legal move (``deterministic=True``, the default:
+what ``model.predict(obs, action_masks=mask, deterministic=True)`` returns) or one drawn from
+its masked distribution with the agent's seeded generator (``deterministic=False``). The
+policy network is called directly (no gradient, no per-call mode switch), which is several
+times faster per move than ``model.predict``.
+
+A deterministic policy can go round in circles (a card moved back and forth); the
+evaluator's move cap ends such a game as a loss, which is what it is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from forty_thieves_env.engine.variants import Variant
+
+from .base import BaseAgent, Observation, legal_actions
+
+_MODELS: dict[tuple[str, str], Any] = {}
+FLAT_FIELDS = ("tableau", "waste", "foundations", "counts")
+
+
+def load_model(path: str | Path, device: str = "cpu") -> Any:
+    """A MaskablePPO model from a ``.zip`` (cached per process: the evaluator's games share it)."""
+    from sb3_contrib import MaskablePPO
+
+    path = Path(path)
+    if path.is_dir():  # a run folder: its best model, else the final one
+        for name in ("best_model.zip", "final_model.zip"):
+            if (path / name).exists():
+                path = path / name
+                break
+    if not path.exists():
+        raise ValueError(f"no model at {path} (give a .zip saved by forty-thieves train, or a run folder)")
+    key = (str(path.resolve()), device)
+    if key not in _MODELS:
+        _MODELS[key] = MaskablePPO.load(str(path), device=device)
+    return _MODELS[key]
+
+
+class PPOAgent(BaseAgent):
+    """A MaskablePPO policy as an agent.
+
+    Args:
+        variant: The variant it plays (must match the one it was trained on).
+        model: Path of the model ``.zip`` (or a run folder: its ``best_model.zip``).
+        deterministic: Play the most likely legal move (True) or sample one (False).
+        seed: Seeds the sampling (``deterministic=False``); ``reset(seed)`` re-seeds it per game.
+        threads: torch threads in this process (1 suits one game at a time).
+        device: torch device.
+    """
+
+    name = "ppo"
+
+    def __init__(
+        self,
+        variant: str | Variant = "classic",
+        model: str | Path | None = None,
+        deterministic: bool = True,
+        seed: int | None = None,
+        threads: int = 1,
+        device: str = "cpu",
+    ) -> None:
+        super().__init__(variant, seed)
+        if model is None:
+            raise ValueError("the ppo agent needs a model: --model RUN/best_model.zip (or --opt model=PATH)")
+        import torch
+
+        if threads > 0:
+            torch.set_num_threads(int(threads))
+        self.model = load_model(model, device)
+        self.model_path = str(model)
+        self.deterministic = bool(deterministic)
+        space = self.model.observation_space
+        self._flat = not hasattr(space, "spaces")
+        n = int(self.model.action_space.n)
+        if n != self.n_actions:
+            raise ValueError(
+                f"the model at {model} has {n} actions but {self.variant.name} has {self.n_actions}: "
+                "it was trained on another variant"
+            )
+        if not self._flat:
+            want = space["tableau"].shape
+            have = (self.variant.columns, self.variant.max_depth)
+            if tuple(want) != have:
+                raise ValueError(f"the model at {model} reads a {want} tableau, {self.variant.name} has {have}")
+        self.policy = self.model.policy
+        self.policy.set_training_mode(False)
+
+    def logits(self, observation: Observation) -> np.ndarray:
+        """``(n,) float32``: the policy's action logits for one observation (before masking)."""
+        import torch
+
+        obs: Any
+        if self._flat:
+            obs = np.concatenate([np.asarray(observation[k]).ravel() for k in FLAT_FIELDS])
+        else:
+            obs = {k: np.asarray(observation[k]) for k in self.model.observation_space.spaces}
+        with torch.no_grad():
+            obs_t, _ = self.policy.obs_to_tensor(obs)
+            features = self.policy.extract_features(obs_t, self.policy.pi_features_extractor)
+            latent = self.policy.mlp_extractor.forward_actor(features)
+            return self.policy.action_net(latent)[0].numpy()
+
+    def act(self, observation: Observation, action_mask: np.ndarray) -> int:
+        legal = legal_actions(action_mask)  # raises when the game is over
+        logits = self.logits(observation)[legal].astype(np.float64)
+        if self.deterministic:
+            return int(legal[np.argmax(logits)])
+        p = np.exp(logits - logits.max())
+        return int(self.rng.choice(legal, p=p / p.sum()))
+
+    def __repr__(self) -> str:
+        return f"PPOAgent(variant={self.variant.name!r}, model={self.model_path!r}, deterministic={self.deterministic})"
+
+
+def ensure_registered() -> None:
+    """Make ``make_agent("ppo", ...)`` work in this process."""
+    from .base import agent_names, register_agent
+
+    if "ppo" not in agent_names():
+        register_agent("ppo", "agents.players.ppo:PPOAgent")

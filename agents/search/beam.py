@@ -1,0 +1,216 @@
+"""Beam searches of growing width: they only find wins (no ``lost`` verdict)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.hashing import pair_contains, pair_insert
+from forty_thieves_env.engine.layout import CFG_COLUMNS, CFG_N_ACTIONS
+from forty_thieves_env.engine.rules import apply_action, is_won
+from forty_thieves_env.text.game import GameState
+
+from .control import (
+    C_DEPTH,
+    C_NODES,
+    C_ROOT_REDEALS,
+    C_STATUS,
+    C_TT_COUNT,
+    GAVE_UP,
+    RUNNING,
+    WON,
+    Search,
+    new_ctl,
+    pow2_at_most,
+)
+from .heuristics import HEURISTICS, heuristic
+from .moves import auto_safe, play_child, search_moves
+from .zobrist import child_hash, hash_parts, state_hash
+
+# Slots of the beam search's ctl (it shares C_NODES, C_STATUS, C_TT_COUNT, C_DEPTH).
+C_LAYER = 7  # layers done
+C_WIDTH = 8  # positions in the current layer
+
+
+@njit(cache=True)
+def beam_init(root, cfg, z, k1, k2, beam, ctl, prune):
+    """Seed a beam search with ``root`` (after its safe moves) as its only position."""
+    scratch = np.zeros(256, np.int16)
+    beam[0, 0] = root
+    auto_safe(beam[0, 0], cfg, scratch, 0, prune)
+    ctl[C_NODES] = 1
+    ctl[C_LAYER] = 0
+    ctl[C_WIDTH] = 1
+    ctl[C_DEPTH] = 0
+    if is_won(beam[0, 0]):
+        ctl[C_STATUS] = WON
+        return
+    h1, h2 = state_hash(beam[0, 0], cfg, z, ctl[C_ROOT_REDEALS])
+    pair_insert(k1, k2, h1, h2)
+    ctl[C_TT_COUNT] = 1
+    ctl[C_STATUS] = RUNNING
+
+
+@njit(cache=True)
+def beam_run(cfg, z, k1, k2, beam, par, act, cand_b, cand_a, cand_s, cand_h1, cand_h2, ctl, mask, node_limit, prune, w):
+    """Continue a beam search layer by layer until it ends or ``ctl[C_NODES]`` reaches
+    ``node_limit`` (checked between layers).
+
+    Layer ``L + 1`` holds the ``width`` best children (heuristic ``w``) of the positions of
+    layer ``L`` that the transposition table has not seen; ``par[L + 1]`` / ``act[L + 1]``
+    record each one's parent and move. Moves follow the pruning rules of the complete
+    searches, but keeping only ``width`` positions a layer cuts the space arbitrarily, so
+    a beam search only ever finds wins: when a layer comes out empty (or ``par`` is full)
+    it stops with ``GAVE_UP``. On ``WON`` the winning position is child ``ctl[C_DEPTH]``
+    of layer ``ctl[C_LAYER]``."""
+    if ctl[C_STATUS] != RUNNING:
+        return
+    width = beam.shape[1]
+    max_layers = par.shape[0] - 1
+    root_redeals = ctl[C_ROOT_REDEALS]
+    n_act = cfg[CFG_N_ACTIONS]
+    n_cand_max = cand_b.shape[0]
+    nodes = ctl[C_NODES]
+    count = ctl[C_TT_COUNT]
+    col1 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
+    col2 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
+    wh = np.zeros(2, dtype=np.uint64)
+    scratch = np.zeros(256, np.int16)
+    tmp = np.empty(beam.shape[2], dtype=np.int8)
+    todo = np.empty(n_act, dtype=np.int64)
+    tt_cap = (k1.shape[0] * 7) // 10
+    while nodes < node_limit:
+        layer = ctl[C_LAYER]
+        if layer >= max_layers:
+            ctl[C_STATUS] = GAVE_UP
+            break
+        cur = beam[layer & 1]
+        nxt = beam[(layer + 1) & 1]
+        n_cur = ctl[C_WIDTH]
+        nc = 0
+        won = -1
+        for b in range(n_cur):
+            s = cur[b]
+            n = search_moves(s, cfg, mask, prune, todo)
+            hash_parts(s, cfg, z, col1, col2, wh)
+            for t in range(n):
+                a = todo[t]
+                play_child(tmp, s, cfg, a, scratch, prune)
+                nodes += 1
+                if is_won(tmp):
+                    nxt[0] = tmp
+                    par[layer + 1, 0] = b
+                    act[layer + 1, 0] = a
+                    won = 0
+                    break
+                h1, h2 = child_hash(tmp, s, cfg, z, root_redeals, col1, col2, wh)
+                if pair_contains(k1, k2, h1, h2) or nc >= n_cand_max:
+                    continue
+                cand_b[nc] = b
+                cand_a[nc] = a
+                cand_s[nc] = -heuristic(tmp, cfg, w)
+                cand_h1[nc] = h1
+                cand_h2[nc] = h2
+                nc += 1
+            if won >= 0:
+                break
+        if won >= 0:
+            ctl[C_LAYER] = layer + 1
+            ctl[C_DEPTH] = 0
+            ctl[C_STATUS] = WON
+            break
+        order = np.argsort(cand_s[:nc], kind="mergesort")  # stable: ties keep generation order
+        q = 0
+        for t in range(nc):
+            if q >= width:
+                break
+            c = order[t]
+            if not pair_insert(k1, k2, cand_h1[c], cand_h2[c]):
+                continue  # a sibling reached the same position
+            count += 1
+            b = cand_b[c]
+            nxt[q] = cur[b]
+            apply_action(nxt[q], cfg, cand_a[c])
+            auto_safe(nxt[q], cfg, scratch, 0, prune)
+            par[layer + 1, q] = b
+            act[layer + 1, q] = cand_a[c]
+            q += 1
+        ctl[C_LAYER] = layer + 1
+        ctl[C_WIDTH] = q
+        if q == 0 or count >= tt_cap:
+            ctl[C_STATUS] = GAVE_UP
+            break
+    ctl[C_NODES] = nodes
+    ctl[C_TT_COUNT] = count
+
+
+class Beam(Search):
+    """Beam searches of growing width, each from the start with a fresh table: widths
+    ``128 * 2**k`` (the two heuristics in turn at each width) up to what the memory
+    allows. Only finds wins; it reports ``GAVE_UP`` after its widest search."""
+
+    MAX_LAYERS = 1000
+    CAND_PER_STATE = 64
+
+    def __init__(self, state: GameState, z: np.ndarray, budget: float, prune: bool):
+        super().__init__(state, prune)
+        self.name = "beam"
+        self.z = z
+        self.schedule = []
+        width = 128
+        while self._bytes(width) <= budget or not self.schedule:
+            self.schedule += [(width, "balanced"), (width, "waste")]
+            width *= 2
+        self.done_nodes = 0
+        self.round = -1
+        self._next()
+
+    def _bytes(self, width: int) -> float:
+        slots = pow2_at_most(2 * width * 400)
+        return 2 * width * self.size + self.MAX_LAYERS * width * 6 + width * self.CAND_PER_STATE * 30 + slots * 16
+
+    def _next(self) -> None:
+        self.round += 1
+        width, weights = self.schedule[self.round]
+        self.name = f"beam/{width}/{weights}"
+        state, cfg, size = self.state, self.cfg, self.size
+        slots = pow2_at_most(2 * width * 400)
+        k1 = np.zeros(slots, dtype=np.uint64)
+        k2 = np.zeros(slots, dtype=np.uint64)
+        beam = np.empty((2, width, size), dtype=np.int8)
+        self.par = par = np.zeros((self.MAX_LAYERS + 1, width), dtype=np.int32)
+        self.act = act = np.zeros((self.MAX_LAYERS + 1, width), dtype=np.int16)
+        n_cand = width * self.CAND_PER_STATE
+        cand = (
+            np.empty(n_cand, dtype=np.int32),
+            np.empty(n_cand, dtype=np.int16),
+            np.empty(n_cand, dtype=np.int64),
+            np.empty(n_cand, dtype=np.uint64),
+            np.empty(n_cand, dtype=np.uint64),
+        )
+        self.ctl = ctl = new_ctl(state)  # each round starts afresh
+        w = HEURISTICS[weights]
+        mask = np.zeros(self.n_act, dtype=np.bool_)
+        beam_init(state.array, cfg, self.z, k1, k2, beam, ctl, self.prune)
+        args = (cfg, self.z, k1, k2, beam, par, act, *cand, ctl, mask)
+        self.run_round = lambda limit: beam_run(*args, limit, self.prune, w)
+
+    def run(self, limit: int) -> None:  # type: ignore[override]
+        self.run_round(limit - self.done_nodes)
+        if self.ctl[C_STATUS] == GAVE_UP and self.round + 1 < len(self.schedule):
+            self.done_nodes += int(self.ctl[C_NODES])
+            self._next()
+
+    @property
+    def nodes(self) -> int:
+        return self.done_nodes + int(self.ctl[C_NODES])
+
+    def line(self) -> np.ndarray:
+        layer = int(self.ctl[C_LAYER])
+        q = int(self.ctl[C_DEPTH])
+        chosen = []
+        while layer > 0:
+            chosen.append(int(self.act[layer, q]))
+            q = int(self.par[layer, q])
+            layer -= 1
+        return self.replay(chosen)

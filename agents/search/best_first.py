@@ -1,0 +1,180 @@
+"""The best-first search: complete, highest heuristic first, from a bucket queue."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.hashing import pair_insert
+from forty_thieves_env.engine.layout import CFG_COLUMNS, CFG_N_ACTIONS
+from forty_thieves_env.engine.rules import is_won
+from forty_thieves_env.text.game import GameState
+
+from .control import (
+    C_DEPTH,
+    C_MAX_DEPTH,
+    C_NODES,
+    C_OPEN,
+    C_ROOT_REDEALS,
+    C_STATUS,
+    C_TOP,
+    C_TT_COUNT,
+    EXHAUSTED,
+    RUNNING,
+    TABLE_FULL,
+    WON,
+    Search,
+    pow2_at_most,
+)
+from .heuristics import HEURISTICS, heuristic
+from .moves import auto_safe, play_child, search_moves
+from .pruning import blocked_suits
+from .zobrist import child_hash, hash_parts, state_hash
+
+#: Bucket queue of the best-first search: heuristic scores are small integers, so the open
+#: positions live in one LIFO list per score (O(1) push and pop, newest first on ties).
+N_BUCKETS = 1 << 16
+BUCKET_OFFSET = 1 << 15
+
+
+@njit(cache=True, inline="always")
+def _bucket(score):
+    b = score + BUCKET_OFFSET
+    if b < 0:
+        return 0
+    if b >= N_BUCKETS:
+        return N_BUCKETS - 1
+    return b
+
+
+@njit(cache=True)
+def best_init(root, cfg, z, k1, k2, arena, parent, act, link, head, ctl, prune, w):
+    """Seed the best-first search with ``root`` (after its safe moves)."""
+    scratch = np.zeros(256, np.int16)
+    arena[0] = root
+    auto_safe(arena[0], cfg, scratch, 0, prune)
+    parent[0] = -1
+    act[0] = -1
+    ctl[C_NODES] = 1
+    ctl[C_MAX_DEPTH] = 0
+    if is_won(arena[0]):
+        ctl[C_STATUS] = WON
+        ctl[C_DEPTH] = 0
+        return
+    h1, h2 = state_hash(arena[0], cfg, z, ctl[C_ROOT_REDEALS])
+    pair_insert(k1, k2, h1, h2)
+    ctl[C_TT_COUNT] = 1
+    head[:] = -1
+    b = _bucket(heuristic(arena[0], cfg, w))
+    link[0] = -1
+    head[b] = 0
+    ctl[C_TOP] = b
+    ctl[C_OPEN] = 1
+    ctl[C_STATUS] = RUNNING
+
+
+@njit(cache=True)
+def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch, node_limit, tt_limit, prune, w):
+    """Continue the best-first search (highest heuristic first) until it ends or
+    ``ctl[C_NODES]`` reaches ``node_limit``. Complete: when no open position is left,
+    every position the pruning rules keep has been generated (``EXHAUSTED``). On ``WON``
+    the winning node is ``ctl[C_DEPTH]``; follow ``parent`` to the root."""
+    if ctl[C_STATUS] != RUNNING:
+        return
+    root_redeals = ctl[C_ROOT_REDEALS]
+    n_act = cfg[CFG_N_ACTIONS]
+    cap = arena.shape[0]
+    nodes = ctl[C_NODES]
+    count = ctl[C_TT_COUNT]
+    top = ctl[C_TOP]
+    n_open = ctl[C_OPEN]
+    col1 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
+    col2 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
+    wh = np.zeros(2, dtype=np.uint64)
+    todo = np.empty(n_act, dtype=np.int64)
+    while nodes < node_limit:
+        if n_open == 0:
+            ctl[C_STATUS] = EXHAUSTED
+            break
+        if count + n_act >= cap or count >= tt_limit:
+            ctl[C_STATUS] = TABLE_FULL
+            break
+        while head[top] < 0:
+            top -= 1
+        idx = head[top]
+        head[top] = link[idx]
+        n_open -= 1
+        s = arena[idx]
+        if prune and blocked_suits(s, cfg):
+            continue  # provably lost: nothing below it can win
+        n = search_moves(s, cfg, mask, prune, todo)
+        hash_parts(s, cfg, z, col1, col2, wh)
+        for t in range(n):
+            a = todo[t]
+            child = arena[count]
+            play_child(child, s, cfg, a, scratch, prune)
+            nodes += 1
+            if is_won(child):
+                parent[count] = idx
+                act[count] = a
+                ctl[C_DEPTH] = count
+                count += 1
+                ctl[C_STATUS] = WON
+                break
+            h1, h2 = child_hash(child, s, cfg, z, root_redeals, col1, col2, wh)
+            if not pair_insert(k1, k2, h1, h2):
+                continue
+            parent[count] = idx
+            act[count] = a
+            b = _bucket(heuristic(child, cfg, w))
+            link[count] = head[b]
+            head[b] = count
+            if b > top:
+                top = b
+            n_open += 1
+            count += 1
+        if ctl[C_STATUS] == WON:
+            break
+    ctl[C_NODES] = nodes
+    ctl[C_TT_COUNT] = count
+    ctl[C_TOP] = top
+    ctl[C_OPEN] = n_open
+
+
+class BestFirst(Search):
+    """A best-first search with ``weights`` (a :data:`~agents.search.heuristics.HEURISTICS`
+    name) in arrays sized to ``budget`` bytes and ``max_nodes``."""
+
+    def __init__(self, state: GameState, z: np.ndarray, budget: float, max_nodes: int, prune: bool, weights: str):
+        super().__init__(state, prune)
+        cfg, size, n_act, ctl = self.cfg, self.size, self.n_act, self.ctl
+        self.name = f"best/{weights}"
+        # Per stored position: the state, parent, move, queue link and ~2 table slots.
+        per = size + 4 + 2 + 4 + 2 * 16
+        cap = int(min(max(budget / per, 4096), max_nodes + n_act + 1))
+        slots = pow2_at_most(2 * cap)
+        k1 = np.zeros(slots, dtype=np.uint64)
+        k2 = np.zeros(slots, dtype=np.uint64)
+        arena = np.empty((cap, size), dtype=np.int8)
+        self.parent = parent = np.empty(cap, dtype=np.int32)
+        self.act = act = np.empty(cap, dtype=np.int16)
+        link = np.empty(cap, dtype=np.int32)
+        head = np.empty(N_BUCKETS, dtype=np.int32)
+        w = HEURISTICS[weights]
+        mask = np.zeros(n_act, dtype=np.bool_)
+        scratch = np.zeros(256, dtype=np.int16)
+        best_init(state.array, cfg, z, k1, k2, arena, parent, act, link, head, ctl, prune, w)
+        args = (cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch)
+
+        def run(limit: int) -> None:
+            best_run(*args, limit, cap, prune, w)
+
+        self.run = run
+
+    def line(self) -> np.ndarray:
+        chosen = []
+        node = int(self.ctl[C_DEPTH])
+        while self.parent[node] >= 0:
+            chosen.append(int(self.act[node]))
+            node = int(self.parent[node])
+        return self.replay(chosen)

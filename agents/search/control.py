@@ -1,0 +1,93 @@
+"""The control array every search kernel keeps its progress in, and the searches' status codes.
+
+A search runs in chunks (:func:`agents.search.solver.solve` interleaves several); everything
+it needs to go on lives in arrays, and its counters in one int64 array ``ctl`` whose slots
+are named here. :class:`Search` is the Python side each search driver shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from forty_thieves_env.engine.layout import CFG_N_ACTIONS, CFG_SIZE, S_REDEALS
+from forty_thieves_env.text.game import GameState
+
+from .moves import replay_line
+
+# Search status codes (ctl[C_STATUS]).
+RUNNING = 0
+WON = 1
+EXHAUSTED = 2
+TABLE_FULL = 3
+DEPTH_FULL = 4
+#: A search that only finds wins (the beam search) ran out of positions: no verdict.
+GAVE_UP = 5
+
+# Slots of the int64 control array that carries the search between chunks.
+C_DEPTH = 0
+C_NODES = 1
+C_STATUS = 2
+C_TT_COUNT = 3
+C_MAX_DEPTH = 4
+C_ROOT_REDEALS = 5
+C_TOP = 7  # best-first: highest bucket that may be non-empty
+C_OPEN = 8  # best-first: open positions
+C_LEN = 9
+
+#: Most moves one frame can hold (moves to empty columns go to the first one only).
+MAX_FRAME_MOVES = 256
+
+
+def new_ctl(state: GameState) -> np.ndarray:
+    """A fresh control array for a search from ``state``."""
+    ctl = np.zeros(C_LEN, dtype=np.int64)
+    ctl[C_ROOT_REDEALS] = int(state.array[S_REDEALS])
+    return ctl
+
+
+def pow2_at_most(x: float) -> int:
+    """The largest power of two at most ``x`` (at least 1024): a table size."""
+    return 1 << max(10, int(np.floor(np.log2(max(x, 1024)))))
+
+
+class Search:
+    """One resumable search: ``run(limit)`` advances it to ``limit`` generated positions.
+
+    Args:
+        state: The root position (left unchanged).
+        prune: Apply the search reductions (see :mod:`agents.search.solver`).
+    """
+
+    name: str
+    run: Callable[[int], None]
+
+    def __init__(self, state: GameState, prune: bool) -> None:
+        self.state, self.prune = state, prune
+        self.cfg = state.cfg
+        self.size = int(state.cfg[CFG_SIZE])
+        self.n_act = int(state.cfg[CFG_N_ACTIONS])
+        self.ctl = new_ctl(state)
+
+    def replay(self, chosen: list[int]) -> np.ndarray:
+        """The whole line from the root: ``chosen`` (the searched moves, last first) with
+        every safe move the search took around them."""
+        out = np.zeros(len(chosen) + 128, dtype=np.int16)
+        n = replay_line(self.state.array, self.cfg, np.array(chosen[::-1], dtype=np.int16), out, self.prune)
+        return out[:n]
+
+    def line(self) -> np.ndarray:  # the winning actions, safe moves included
+        raise NotImplementedError
+
+    @property
+    def status(self) -> int:
+        return int(self.ctl[C_STATUS])
+
+    @property
+    def nodes(self) -> int:
+        return int(self.ctl[C_NODES])
+
+    @property
+    def states(self) -> int:
+        return int(self.ctl[C_TT_COUNT])

@@ -1,0 +1,200 @@
+"""The depth-first search: complete, with an explicit stack, children best first."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.hashing import pair_contains, pair_insert
+from forty_thieves_env.engine.layout import CFG_COLUMNS, CFG_N_ACTIONS
+from forty_thieves_env.engine.rules import apply_action, is_won
+from forty_thieves_env.text.game import GameState
+
+from .control import (
+    C_DEPTH,
+    C_MAX_DEPTH,
+    C_NODES,
+    C_ROOT_REDEALS,
+    C_STATUS,
+    C_TT_COUNT,
+    DEPTH_FULL,
+    EXHAUSTED,
+    MAX_FRAME_MOVES,
+    RUNNING,
+    TABLE_FULL,
+    WON,
+    Search,
+    pow2_at_most,
+)
+from .heuristics import HEURISTICS, heuristic
+from .moves import auto_safe, play_child, search_moves
+from .pruning import blocked_suits
+from .zobrist import child_hash, hash_parts, state_hash
+
+
+@njit(cache=True)
+def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_scores, prune, w):
+    """Fill ``out_moves`` with the moves of ``s`` worth searching, best first; return how
+    many. Pruned: :func:`keep_move` symmetries and :func:`stock_only`; children already
+    in the transposition table are skipped (a win comes first)."""
+    c = cfg[CFG_COLUMNS]
+    col1 = np.empty(c, dtype=np.uint64)
+    col2 = np.empty(c, dtype=np.uint64)
+    wh = np.empty(2, dtype=np.uint64)
+    todo = np.empty(cfg[CFG_N_ACTIONS], dtype=np.int64)
+    n = search_moves(s, cfg, mask, prune, todo)
+    hash_parts(s, cfg, z, col1, col2, wh)
+    m = 0
+    for t in range(n):
+        a = todo[t]
+        play_child(tmp, s, cfg, a, scratch, prune)
+        if is_won(tmp):
+            sc = 1 << 40
+        else:
+            h1, h2 = child_hash(tmp, s, cfg, z, root_redeals, col1, col2, wh)
+            if pair_contains(k1, k2, h1, h2):
+                continue
+            sc = heuristic(tmp, cfg, w)
+        q = m  # insertion sort, best first
+        while q > 0 and out_scores[q - 1] < sc:
+            out_scores[q] = out_scores[q - 1]
+            out_moves[q] = out_moves[q - 1]
+            q -= 1
+        out_scores[q] = sc
+        out_moves[q] = a
+        m += 1
+    return m
+
+
+@njit(cache=True)
+def dfs_init(root, cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores, prune, w):
+    """Set up the depth-first search at ``root``: safe moves, the root's hash, its moves."""
+    st = states[0]
+    st[:] = root
+    pend[0] = auto_safe(st, cfg, path, 0, prune)
+    ctl[C_DEPTH] = 0
+    ctl[C_NODES] = 1
+    ctl[C_MAX_DEPTH] = 0
+    if is_won(st):
+        ctl[C_STATUS] = WON
+        return
+    h1, h2 = state_hash(st, cfg, z, ctl[C_ROOT_REDEALS])
+    pair_insert(k1, k2, h1, h2)
+    ctl[C_TT_COUNT] = 1
+    nmov[0] = expand(st, cfg, z, ctl[C_ROOT_REDEALS], k1, k2, mask, tmp, scratch, moves[0], scores, prune, w)
+    nxt[0] = 0
+    ctl[C_STATUS] = RUNNING
+
+
+@njit(cache=True)
+def dfs_run(
+    cfg,
+    z,
+    k1,
+    k2,
+    states,
+    moves,
+    nmov,
+    nxt,
+    pend,
+    path,
+    ctl,
+    mask,
+    tmp,
+    scratch,
+    scores,
+    node_limit,
+    tt_limit,
+    prune,
+    w,
+):
+    """Continue the depth-first search until it ends or ``ctl[C_NODES]`` reaches
+    ``node_limit``. Resumable: everything lives in the arrays. On ``WON`` the winning
+    line is ``path[:pend[ctl[C_DEPTH]]]``."""
+    if ctl[C_STATUS] != RUNNING:
+        return
+    root_redeals = ctl[C_ROOT_REDEALS]
+    max_d = states.shape[0] - 1
+    depth = ctl[C_DEPTH]
+    nodes = ctl[C_NODES]
+    count = ctl[C_TT_COUNT]
+    while nodes < node_limit:
+        if nxt[depth] >= nmov[depth]:
+            if depth == 0:
+                ctl[C_STATUS] = EXHAUSTED
+                break
+            depth -= 1
+            continue
+        a = moves[depth, nxt[depth]]
+        nxt[depth] += 1
+        child = states[depth + 1]
+        child[:] = states[depth]
+        plen = pend[depth]
+        path[plen] = a
+        apply_action(child, cfg, a)
+        plen = auto_safe(child, cfg, path, plen + 1, prune)
+        nodes += 1
+        if is_won(child):
+            depth += 1
+            pend[depth] = plen
+            ctl[C_STATUS] = WON
+            break
+        h1, h2 = state_hash(child, cfg, z, root_redeals)
+        if not pair_insert(k1, k2, h1, h2):
+            continue
+        count += 1
+        if count >= tt_limit:
+            ctl[C_STATUS] = TABLE_FULL
+            break
+        if prune and blocked_suits(child, cfg):
+            continue  # provably lost: nothing below it can win
+        depth += 1
+        pend[depth] = plen
+        if depth > ctl[C_MAX_DEPTH]:
+            ctl[C_MAX_DEPTH] = depth
+        nmov[depth] = expand(child, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, moves[depth], scores, prune, w)
+        nxt[depth] = 0
+        if depth >= max_d and nmov[depth] > 0:
+            ctl[C_STATUS] = DEPTH_FULL
+            break
+    ctl[C_DEPTH] = depth
+    ctl[C_NODES] = nodes
+    ctl[C_TT_COUNT] = count
+
+
+class DepthFirst(Search):
+    """A depth-first search whose stack holds ``max_depth`` positions and whose table fits
+    ``budget`` bytes and ``max_nodes``."""
+
+    def __init__(self, state: GameState, z: np.ndarray, budget: float, max_nodes: int, prune: bool, max_depth: int):
+        super().__init__(state, prune)
+        cfg, size, n_act, ctl = self.cfg, self.size, self.n_act, self.ctl
+        self.name = "dfs"
+        m = min(n_act, MAX_FRAME_MOVES)
+        stack_bytes = (max_depth + 1) * (size + 2 * m + 12) + 2 * (max_depth + 256)
+        slots = pow2_at_most(max(budget - stack_bytes, 2**16) / 16)
+        slots = min(slots, pow2_at_most(2 * (max_nodes + 1)))
+        tt_limit = int(slots * 0.7)
+        k1 = np.zeros(slots, dtype=np.uint64)
+        k2 = np.zeros(slots, dtype=np.uint64)
+        states = np.empty((max_depth + 1, size), dtype=np.int8)
+        moves = np.zeros((max_depth + 1, m), dtype=np.int16)
+        nmov = np.zeros(max_depth + 1, dtype=np.int32)
+        nxt = np.zeros(max_depth + 1, dtype=np.int32)
+        self.pend = pend = np.zeros(max_depth + 1, dtype=np.int32)
+        self.path = path = np.zeros(max_depth + 256, dtype=np.int16)
+        scores = np.zeros(m, dtype=np.int64)
+        w = HEURISTICS["balanced"]
+        mask = np.zeros(n_act, dtype=np.bool_)
+        tmp = np.empty(size, dtype=np.int8)
+        scratch = np.zeros(256, dtype=np.int16)
+        args = (cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores)
+        dfs_init(state.array, *args, prune, w)
+
+        def run(limit: int) -> None:
+            dfs_run(*args, limit, tt_limit, prune, w)
+
+        self.run = run
+
+    def line(self) -> np.ndarray:
+        return self.path[: self.pend[self.ctl[C_DEPTH]]]

@@ -1,0 +1,95 @@
+"""The solver's position score: it orders the searches (best-first, beam, the depth-first
+move order) and never prunes."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from forty_thieves_env.engine.cards import N_RANKS
+from forty_thieves_env.engine.layout import (
+    CFG_COLUMNS,
+    CFG_DEPTH,
+    CFG_OFF_LEN,
+    CFG_OFF_TAB,
+    CFG_OFF_WASTE,
+    S_FOUND,
+    S_WASTE_LEN,
+)
+from forty_thieves_env.engine.rules import fits
+
+#: Heuristic weights (cards home, empty columns, blocking column cards, column cards not on a
+#: card they build on, blocking waste cards, waste length, burial of the next cards needed).
+#: ``balanced`` weighs the tableau; ``waste`` weighs the waste, which a single pass through
+#: the stock makes the usual cause of a loss. Each finds wins the other misses.
+HEURISTICS = {
+    "balanced": np.array([20, 20, 10, 3, 10, 2, 2], dtype=np.int64),
+    "waste": np.array([10, 10, 3, 1, 20, 5, 1], dtype=np.int64),
+}
+
+
+@njit(cache=True, inline="always")
+def _pile_terms(s, cfg, base, n, n0, n1, n2, n3, column):
+    """The terms of one pile (``n`` cards from ``s[base]`` up, the foundations' lower piles at
+    ``n0..n3``): ``(cards above a lower card, cards not on a card they build on (columns only),
+    burial of the cards the foundations need next)``."""
+    block = 0
+    unbuilt = 0
+    deep = 0
+    low = N_RANKS
+    for p in range(n):
+        cd = s[base + p]
+        r = cd % N_RANKS
+        if r > low:
+            block += 1
+        elif r < low:
+            low = r
+        if column and p > 0 and not fits(cfg, cd, s[base + p - 1]):
+            unbuilt += 1
+        su = cd // N_RANKS
+        need = n0 if su == 0 else n1 if su == 1 else n2 if su == 2 else n3
+        if r <= need + 1:
+            deep += n - 1 - p
+    return block, unbuilt, deep
+
+
+@njit(cache=True)
+def heuristic(s, cfg, w):
+    """Move-ordering score of a position, higher first. It only orders the search; it
+    never prunes, so it plays no part in the soundness of a ``lost`` verdict.
+
+    A weighted sum (weights ``w``, see :data:`HEURISTICS`): rewards cards home and empty
+    columns; penalises cards lying above a lower card in their column and in the waste (they
+    must move before it can go home), column cards not on a card they build on, the
+    waste's length, and how deeply the cards the foundations need next (ranks up to one
+    above each suit's lower pile) are buried.
+    """
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    off_len = cfg[CFG_OFF_LEN]
+    off_tab = cfg[CFG_OFF_TAB]
+    off_w = cfg[CFG_OFF_WASTE]
+    home = 0
+    for p in range(S_FOUND, S_FOUND + 8):
+        home += s[p]
+    n0 = s[S_FOUND + 1]
+    n1 = s[S_FOUND + 3]
+    n2 = s[S_FOUND + 5]
+    n3 = s[S_FOUND + 7]
+    block = 0
+    empties = 0
+    unbuilt = 0
+    deep = 0
+    for i in range(c):
+        n = s[off_len + i]
+        if n == 0:
+            empties += 1
+            continue
+        b, u, dp = _pile_terms(s, cfg, off_tab + i * d, n, n0, n1, n2, n3, True)
+        block += b
+        unbuilt += u
+        deep += dp
+    wl = s[S_WASTE_LEN]
+    wblock, _, dp = _pile_terms(s, cfg, off_w, wl, n0, n1, n2, n3, False)
+    deep += dp
+    return w[0] * home + w[1] * empties - w[2] * block - w[3] * unbuilt - w[4] * wblock - w[5] * wl - w[6] * deep

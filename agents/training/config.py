@@ -1,0 +1,435 @@
+"""Training configs: YAML files in the style of rl-baselines3-zoo, checked by pydantic models.
+
+A config file is keyed by Gymnasium env id; a ``default`` section is merged (deeply) under
+every env's section, and YAML anchors (``&name`` / ``<<: *name``) work as usual::
+
+    default: &default
+      algo: MaskablePPO
+      n_timesteps: 1_000_000
+      learning_rate: lin_3e-4      # linear decay from 3e-4 to 0
+    FortyThieves-v0: {}            # the default as it is
+    FortyThieves-Relaxed-v0:
+      n_timesteps: 500_000
+
+Every key is checked: an unknown key, a value of the wrong type or out of range is rejected
+with a :class:`ConfigError` that names the file, the section and the key (``lerning_rate``:
+"unknown key; did you mean learning_rate?"). Numbers are not coerced from strings, except
+schedule strings where a schedule is allowed: ``lin_3e-4`` (linear from 3e-4 at the start to
+0 at the end), ``lin_3e-4_1e-5`` (linear between the two) or a plain number.
+
+:class:`TrainConfig` lists every key with its default and meaning; :func:`load_config` reads a
+file and applies command-line overrides (``--set key=value``, dotted keys for nested ones).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+DEFAULT_SECTION = "default"
+DEFAULT_ENV_ID = "FortyThieves-v0"
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_SCHEDULE = re.compile(rf"^(?:lin_({_NUMBER})(?:_({_NUMBER}))?|({_NUMBER}))$")
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message names the key."""
+
+
+def parse_schedule(value: float | str) -> float | Callable[[float], float]:
+    """A number, or SB3's schedule callable for ``lin_<start>`` / ``lin_<start>_<end>``.
+
+    SB3 calls a schedule with ``progress_remaining`` going from 1 (start) to 0 (end).
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    m = _SCHEDULE.match(str(value).strip())
+    if m is None:
+        raise ValueError(f"{value!r} is not a number or a schedule like lin_3e-4 or lin_3e-4_1e-5")
+    if m.group(3) is not None:
+        return float(m.group(3))
+    start = float(m.group(1))
+    end = float(m.group(2)) if m.group(2) is not None else 0.0
+    return LinearSchedule(start, end)
+
+
+class LinearSchedule:
+    """``progress_remaining -> end + (start - end) * progress_remaining`` (picklable)."""
+
+    def __init__(self, start: float, end: float = 0.0) -> None:
+        self.start, self.end = float(start), float(end)
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.end + (self.start - self.end) * float(progress_remaining)
+
+    def __repr__(self) -> str:
+        return f"LinearSchedule({self.start!r}, {self.end!r})"
+
+
+Schedule = float | str
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, validate_default=True)
+
+
+class NetArch(_Strict):
+    """Separate hidden layers for the policy (``pi``) and the value function (``vf``)."""
+
+    pi: list[int] = Field(default_factory=lambda: [256, 256])
+    vf: list[int] = Field(default_factory=lambda: [256, 256])
+
+
+class EmbeddingKwargs(_Strict):
+    """Options of :class:`agents.training.networks.CardEmbeddingExtractor` (ignored by ``mlp``)."""
+
+    embed_dim: int = Field(16, ge=1, le=256)  # size of a card code's embedding (one table for all slots)
+    column_dim: int = Field(64, ge=1, le=1024)  # features per column, one network shared by all columns
+    waste_cards: int = Field(8, ge=1, le=64)  # top waste cards seen one by one (the rest as a bag)
+    features_dim: int = Field(256, ge=1, le=4096)  # output size of the extractor
+
+
+class PolicyKwargs(_Strict):
+    """The policy network."""
+
+    features_extractor: Literal["card_embedding", "mlp"] = "card_embedding"
+    features_extractor_kwargs: EmbeddingKwargs = Field(default_factory=EmbeddingKwargs)
+    net_arch: list[int] | NetArch = Field(default_factory=lambda: [256, 256])
+    activation_fn: Literal["tanh", "relu"] = "tanh"
+    ortho_init: bool = True
+
+    @field_validator("net_arch")
+    @classmethod
+    def _positive_layers(cls, v: list[int] | NetArch) -> list[int] | NetArch:
+        layers = v if isinstance(v, list) else [*v.pi, *v.vf]
+        if any(n < 1 for n in layers):
+            raise ValueError("layer sizes must be at least 1")
+        return v
+
+
+class TrainConfig(_Strict):
+    """One training run's settings (one section of a config file after merging ``default``)."""
+
+    algo: Literal["MaskablePPO"] = "MaskablePPO"
+    policy: Literal["MultiInputPolicy", "MlpPolicy"] = "MultiInputPolicy"
+    n_timesteps: int = Field(1_000_000, ge=1)
+    n_envs: int = Field(8, ge=1, le=4096)
+    vec_env: Literal["auto", "native", "dummy", "subproc"] = "auto"
+    env_kwargs: dict[str, Any] = Field(default_factory=dict)
+    learning_rate: Schedule = "lin_3e-4"
+    n_steps: int = Field(128, ge=1)
+    batch_size: int = Field(256, ge=2)
+    n_epochs: int = Field(4, ge=1)
+    gamma: float = Field(0.99, gt=0, le=1)
+    gae_lambda: float = Field(0.95, ge=0, le=1)
+    clip_range: Schedule = 0.2
+    ent_coef: float = Field(0.01, ge=0)
+    vf_coef: float = Field(0.5, ge=0)
+    max_grad_norm: float = Field(0.5, gt=0)
+    target_kl: float | None = None
+    normalize_advantage: bool = True
+    policy_kwargs: PolicyKwargs = Field(default_factory=PolicyKwargs)
+    eval_freq: int = Field(50_000, ge=0)
+    n_eval_episodes: int = Field(100, ge=1, le=1000)
+    eval_deterministic: bool = True
+    save_freq: int = Field(100_000, ge=0)
+    final_eval_episodes: int = Field(200, ge=0, le=1000)
+    max_minutes: float | None = Field(None, gt=0)
+    seed: int = Field(0, ge=0)
+    torch_threads: int = Field(2, ge=0)
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
+
+    @field_validator("learning_rate", "clip_range")
+    @classmethod
+    def _schedule(cls, v: Schedule) -> Schedule:
+        parse_schedule(v)
+        return v
+
+    @field_validator("env_kwargs")
+    @classmethod
+    def _env_kwargs(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for key in ("render_mode", "deals", "variant"):
+            if key in v:
+                raise ValueError(f"{key!r} is set by the trainer (the env id fixes the variant, evaluation the deals)")
+        return v
+
+
+def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
+    """Rules between keys, as ``(key, message)`` pairs (empty when the config is consistent)."""
+    out = []
+    rollout = config.n_steps * config.n_envs
+    if config.batch_size > rollout:
+        out.append(("batch_size", f"{config.batch_size} is larger than a rollout (n_steps * n_envs = {rollout})"))
+    observation = config.env_kwargs.get("observation", "dict")
+    if config.policy == "MlpPolicy" and observation != "flat":
+        out.append(("policy", "MlpPolicy needs env_kwargs.observation: flat (dict observations need MultiInputPolicy)"))
+    if config.policy == "MultiInputPolicy" and observation == "flat":
+        out.append(("policy", "env_kwargs.observation flat needs policy MlpPolicy"))
+    if config.policy_kwargs.features_extractor == "card_embedding" and (
+        config.policy != "MultiInputPolicy" or observation == "oracle"
+    ):
+        out.append(("policy_kwargs.features_extractor", "card_embedding reads the dict observation (MultiInputPolicy)"))
+    return out
+
+
+#: Keys a config may hold (for messages and ``--set``).
+TRAIN_KEYS = tuple(TrainConfig.model_fields)
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` updated by ``over``; nested mappings are merged key by key."""
+    out = copy.deepcopy(dict(base))
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _split_loc(loc: Sequence[str | int]) -> tuple[list[str | int], list[str | int], str | None]:
+    """``(key path, path to the union, union branch tag)`` of a pydantic error location.
+
+    Pydantic puts the member's name (``list[int]``, ``NetArch``, ``float``) into the location
+    of an error inside a union; it is not a key of the config.
+    """
+    model: type[BaseModel] | None = TrainConfig
+    path: list[str | int] = []
+    union_at: list[str | int] = []
+    tag: str | None = None
+    for part in loc:
+        if isinstance(part, str) and part.startswith("function-"):
+            continue
+        if model is not None and isinstance(part, str) and part in model.model_fields:
+            path.append(part)
+            ann = model.model_fields[part].annotation
+            model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else _union_models(ann)
+        elif isinstance(part, str) and tag is None and _is_tag(part):
+            union_at, tag = list(path), part
+            model = _MODELS.get(part)
+        else:
+            path.append(part)
+            model = None
+    return path, union_at, tag
+
+
+_MODELS: dict[str, type[BaseModel]] = {"NetArch": NetArch}
+
+
+def _union_models(ann: Any) -> type[BaseModel] | None:
+    """A union annotation's model member (its fields are looked up after the tag)."""
+    for arg in getattr(ann, "__args__", ()):
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            _MODELS[arg.__name__] = arg
+    return None
+
+
+_TAG_NAMES = {"float": "a number", "int": "an integer", "str": "a string", "list[int]": "a list of integers"}
+
+
+def _is_tag(part: str) -> bool:
+    return part in _MODELS or part in ("float", "int", "str", "bool", "none") or part.startswith(("list[", "dict["))
+
+
+def _fits(tag: str, value: Any) -> bool:
+    if tag.startswith("list["):
+        return isinstance(value, list)
+    if tag in _MODELS or tag.startswith("dict["):
+        return isinstance(value, Mapping)
+    if tag in ("float", "int"):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tag == "str":
+        return isinstance(value, str)
+    return False
+
+
+def _lookup(data: Any, path: Sequence[str | int]) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _known_keys(path: Sequence[str | int], tag: str | None) -> list[str]:
+    model: type[BaseModel] | None = _MODELS.get(tag) if tag else None
+    if model is None:
+        model = TrainConfig
+        for part in path:
+            if not isinstance(part, str) or part not in model.model_fields:
+                return []
+            ann = model.model_fields[part].annotation
+            if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+                return []
+            model = ann
+    return list(model.model_fields)
+
+
+def format_errors(err: ValidationError, where: str, data: Any = None) -> str:
+    """One message per key: the dotted key, then what is wrong with it."""
+    messages: dict[str, str] = {}
+    unions: dict[str, tuple[Any, list[str]]] = {}
+    for e in err.errors():
+        path, union_at, tag = _split_loc(e["loc"])
+        key = ".".join(str(p) for p in path) or "(config)"
+        if tag is not None:
+            value = _lookup(data, union_at)
+            ukey = ".".join(str(p) for p in union_at)
+            unions.setdefault(ukey, (value, []))[1].append(tag)
+            if not _fits(tag, value):
+                continue
+        if e["type"] == "extra_forbidden":
+            known = _known_keys(path[:-1] if tag is None else path[len(union_at) : -1], tag)
+            close = difflib.get_close_matches(str(path[-1]), known, n=1)
+            hint = f"; did you mean {close[0]}?" if close else (f"; keys are {', '.join(known)}" if known else "")
+            messages.setdefault(key, f"{key}: unknown key{hint}")
+        else:
+            msg = e["msg"].removeprefix("Value error, ")
+            got = f" (got {e['input']!r})" if "input" in e and not isinstance(e["input"], Mapping) else ""
+            messages.setdefault(key, f"{key}: {msg}{got}")
+    for ukey, (value, tags) in unions.items():
+        if not any(k == ukey or k.startswith(ukey + ".") for k in messages):
+            names = " or ".join(dict.fromkeys(_TAG_NAMES.get(t, "a mapping" if t in _MODELS else t) for t in tags))
+            messages[ukey] = f"{ukey}: expected {names} (got {value!r})"
+    return f"{where}: " + "; ".join(messages.values())
+
+
+def validate_section(data: Mapping[str, Any], where: str = "config") -> TrainConfig:
+    """A :class:`TrainConfig` from a merged section, or :class:`ConfigError` naming the key."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: a section must be a mapping of keys to values, got {type(data).__name__}")
+    try:
+        config = TrainConfig.model_validate(dict(data))
+    except ValidationError as err:
+        raise ConfigError(format_errors(err, where, dict(data))) from None
+    problems = cross_checks(config)
+    if problems:
+        raise ConfigError(f"{where}: " + "; ".join(f"{k}: {m}" for k, m in problems))
+    return config
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The raw sections of a config file (YAML anchors resolved)."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(raw, dict) or not raw:
+        raise ConfigError(f"{path}: a config file is a mapping of env ids (and 'default') to sections")
+    return raw
+
+
+def env_sections(raw: Mapping[str, Any]) -> list[str]:
+    """The env ids a config file has a section for."""
+    return [k for k in raw if k != DEFAULT_SECTION and not str(k).startswith(".")]
+
+
+def resolve_section(raw: Mapping[str, Any], env_id: str, path: str = "config") -> dict[str, Any]:
+    """``default`` deep-merged under the env's own section (checked key by key)."""
+    from forty_thieves_env.registration import ENV_IDS
+
+    for key in env_sections(raw):
+        if key not in ENV_IDS:
+            close = difflib.get_close_matches(str(key), list(ENV_IDS), n=1)
+            hint = f"; did you mean {close[0]}?" if close else f"; env ids are {', '.join(ENV_IDS)}"
+            raise ConfigError(f"{path}: section {key!r} is not an env id{hint}")
+    if env_id not in ENV_IDS:
+        raise ConfigError(f"unknown env id {env_id!r}; env ids are {', '.join(ENV_IDS)}")
+    if env_id not in raw:
+        raise ConfigError(f"{path}: no section for {env_id}; sections are {', '.join(env_sections(raw)) or 'none'}")
+    default = raw.get(DEFAULT_SECTION) or {}
+    section = raw[env_id] or {}
+    for name, value in ((DEFAULT_SECTION, default), (env_id, section)):
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{path} [{name}]: a section must be a mapping, got {type(value).__name__}")
+    return deep_merge(default, section)
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``--set`` text ``a.b=value`` -> ``(["a", "b"], value)``, the value read as YAML."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set needs key=value, got {text!r}")
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else None
+    except yaml.YAMLError:
+        parsed = value
+    return [k.strip() for k in key.split(".")], parsed
+
+
+def apply_overrides(section: dict[str, Any], overrides: Sequence[str] | Mapping[str, Any]) -> dict[str, Any]:
+    """``section`` with ``--set`` style overrides applied (dotted keys reach nested sections)."""
+    out = copy.deepcopy(section)
+    items = overrides.items() if isinstance(overrides, Mapping) else (parse_override(t) for t in overrides)
+    for key, value in items:
+        parts = key.split(".") if isinstance(key, str) else list(key)
+        node = out
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def choose_env(raw: Mapping[str, Any], env_id: str | None) -> str:
+    """The env id to train: the one asked for, else the file's only section, else classic."""
+    if env_id:
+        return env_id
+    envs = env_sections(raw)
+    if len(envs) == 1:
+        return envs[0]
+    return DEFAULT_ENV_ID
+
+
+def load_config(
+    path: str | Path,
+    env_id: str | None = None,
+    overrides: Sequence[str] | Mapping[str, Any] = (),
+) -> tuple[str, TrainConfig]:
+    """Read ``path``, pick the env's section, merge ``default``, apply overrides, check every key.
+
+    Every env section of the file is checked (so a typo elsewhere in the file is found now,
+    not on the day that section is trained). Returns ``(env_id, config)``.
+    """
+    raw = read_config_file(path)
+    env_id = choose_env(raw, env_id)
+    for other in env_sections(raw):
+        validate_section(resolve_section(raw, other, str(path)), f"{path} [{other}]")
+    section = apply_overrides(resolve_section(raw, env_id, str(path)), overrides)
+    config = validate_section(section, f"{path} [{env_id}]")
+    check_env_kwargs(env_id, config, f"{path} [{env_id}]")
+    return env_id, config
+
+
+def check_env_kwargs(env_id: str, config: TrainConfig, where: str = "config") -> None:
+    """Build the env once with ``env_kwargs``: a bad option fails here, naming ``env_kwargs``."""
+    import gymnasium as gym
+
+    import forty_thieves_env  # noqa: F401  (registers the ids)
+
+    try:
+        gym.make(env_id, **config.env_kwargs).close()
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{where}: env_kwargs: {err}") from None
+
+
+def dump_config(env_id: str, config: TrainConfig) -> str:
+    """The resolved config as YAML, one section keyed by the env id (``load_config`` reads it back)."""
+    return yaml.safe_dump({env_id: config.model_dump(mode="json")}, sort_keys=False)

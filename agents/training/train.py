@@ -1,0 +1,306 @@
+"""``forty-thieves train``: MaskablePPO from a config file, into a self-describing run folder.
+
+    forty-thieves train configs/ppo.yaml [--env FortyThieves-v0] [--total-timesteps N] [--seed S]
+    forty-thieves train --resume runs/FortyThieves-v0_MaskablePPO_20260101-120000
+
+A run folder (``runs/<env>_<algo>_<time>`` or ``--name``) holds:
+
+=====================  ==========================================================================
+``config.yaml``        the resolved config (``default`` merged, overrides applied): train from it
+``command.txt``        each command line that trained in this folder, one per line
+``versions.json``      Python and library versions, the git commit
+``checkpoints/``       ``rl_model_<steps>_steps.zip`` every ``save_freq`` steps and at the end
+``best_model.zip``     the model with the best mean reward on the validation deals
+``final_model.zip``    the model when training stopped
+``eval_state.json``    every periodic evaluation (steps, mean reward, win rate) and the best one
+``evaluations.npz``    the same, as SB3's EvalCallback writes it
+``logs/``              ``progress-<k>.csv`` (one per session) and TensorBoard event files
+``final_eval.json``    the best model on the first ``final_eval_episodes`` test deals (summary)
+``final_eval/``        the same game by game (``results.csv``, ``results.json``)
+=====================  ==========================================================================
+
+Training runs on the native batched vector env when it is there (:func:`make_train_env`),
+else on SB3's ``DummyVecEnv``. Periodic evaluation plays the *same* first ``n_eval_episodes``
+validation deals each time (deals 1001.., one after the other), with action masks, the
+policy's most likely move or (``eval_deterministic: false``) a move drawn from it; the best
+is kept. The final test evaluation plays the best model the same way. ``--resume`` continues from the last checkpoint
+with the folder's own config, keeping the step count, the schedules and the best model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .config import TrainConfig, dump_config, load_config, parse_schedule
+from .envs import make_eval_env, make_train_env
+from .runs import (
+    CHECKPOINT_PREFIX,
+    RUNS_DIR,
+    checkpoint_steps,
+    find_last_checkpoint,
+    library_versions,
+    make_logger,
+    new_run_dir,
+    read_run_config,
+    record_command,
+    update_train_info,
+)
+
+# ------------------------------------------------------------------------- training
+
+
+#: Config keys passed to MaskablePPO as they are.
+_PPO_KEYS = (
+    "n_steps",
+    "batch_size",
+    "n_epochs",
+    "gamma",
+    "gae_lambda",
+    "ent_coef",
+    "vf_coef",
+    "max_grad_norm",
+    "target_kl",
+    "normalize_advantage",
+    "device",
+)
+
+
+def build_model(config: TrainConfig, venv: Any, seed: int) -> Any:
+    from sb3_contrib import MaskablePPO
+
+    from .networks import policy_kwargs_for
+
+    return MaskablePPO(
+        config.policy,
+        venv,
+        learning_rate=parse_schedule(config.learning_rate),
+        clip_range=parse_schedule(config.clip_range),
+        policy_kwargs=policy_kwargs_for(config.policy_kwargs),
+        seed=seed,
+        verbose=0,
+        **{key: getattr(config, key) for key in _PPO_KEYS},
+    )
+
+
+def _set_threads(config: TrainConfig) -> None:
+    import torch
+
+    if config.torch_threads > 0:
+        torch.set_num_threads(config.torch_threads)
+
+
+def train(
+    config_path: str | Path | None = None,
+    env_id: str | None = None,
+    *,
+    overrides: Sequence[str] = (),
+    total_timesteps: int | None = None,
+    seed: int | None = None,
+    resume: str | Path | None = None,
+    runs_dir: str | Path = RUNS_DIR,
+    name: str | None = None,
+    max_minutes: float | None = None,
+    progress: bool = True,
+    verbose: bool = False,
+    final_eval: bool = True,
+    argv: Sequence[str] | None = None,
+    log: Callable[[str], None] = print,
+) -> Path:
+    """Train (or resume) one run; return its folder. See the module docstring."""
+    extra: list[str] = list(overrides)
+    if total_timesteps is not None:
+        extra.append(f"n_timesteps={int(total_timesteps)}")
+    if seed is not None:
+        extra.append(f"seed={int(seed)}")
+    if max_minutes is not None:
+        extra.append(f"max_minutes={float(max_minutes)}")
+
+    if resume is not None:
+        run_dir = Path(resume)
+        if not run_dir.is_dir():
+            raise ValueError(f"--resume {run_dir}: no such run folder")
+        env_id_run, _ = read_run_config(run_dir)
+        if env_id and env_id != env_id_run:
+            raise ValueError(f"{run_dir} trains {env_id_run}, not {env_id}")
+        env_id, config = load_config(run_dir / "config.yaml", env_id_run, extra)
+        checkpoint = find_last_checkpoint(run_dir)
+        if checkpoint is None:
+            raise ValueError(f"{run_dir} has no checkpoint to resume from (checkpoints/{CHECKPOINT_PREFIX}_*.zip)")
+    else:
+        if config_path is None:
+            raise ValueError("give a config file (configs/ppo.yaml) or --resume RUN_FOLDER")
+        env_id, config = load_config(config_path, env_id, extra)
+        run_dir = new_run_dir(Path(runs_dir), env_id, config, name)
+        checkpoint = None
+
+    (run_dir / "config.yaml").write_text(dump_config(env_id, config), encoding="utf-8")
+    if argv is not None:
+        line = shlex.join(["forty-thieves", *argv])
+    else:
+        call = f"{config_path!r}, {env_id!r}, overrides={extra!r}, resume={resume!r}"
+        line = f"python: agents.training.train.train({call})"
+    record_command(run_dir, line)
+    (run_dir / "versions.json").write_text(json.dumps(library_versions(), indent=1) + "\n", encoding="utf-8")
+    _set_threads(config)
+
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+
+    from .callbacks import DealEvalCallback, EpisodeStats, Progress, StopAfter
+
+    done_steps = 0
+    if checkpoint is not None:
+        done_steps = checkpoint_steps(checkpoint) or 0
+    venv = make_train_env(env_id, config, config.seed + done_steps)
+    if checkpoint is None:
+        model = build_model(config, venv, config.seed)
+        log(f"training {config.algo} on {env_id} for {config.n_timesteps:,} steps -> {run_dir}")
+    else:
+        model = MaskablePPO.load(str(checkpoint), env=venv, device=config.device)
+        log(f"resuming {run_dir} from {checkpoint.name} ({model.num_timesteps:,} of {config.n_timesteps:,} steps)")
+    model.set_logger(make_logger(run_dir, verbose))
+
+    stats = EpisodeStats()
+    n = config.n_envs
+    callbacks: list[Any] = [stats, Progress(config.n_timesteps, stats, progress)]
+    if config.save_freq > 0:
+        callbacks.append(
+            CheckpointCallback(
+                save_freq=max(1, config.save_freq // n),
+                save_path=str(run_dir / "checkpoints"),
+                name_prefix=CHECKPOINT_PREFIX,
+            )
+        )
+    eval_env = None
+    if config.eval_freq > 0:
+        eval_env = make_eval_env(env_id, config)
+        callbacks.append(
+            DealEvalCallback(
+                eval_env,
+                n_eval_episodes=config.n_eval_episodes,
+                eval_freq=max(1, config.eval_freq // n),
+                best_model_save_path=str(run_dir),
+                log_path=str(run_dir),
+                deterministic=config.eval_deterministic,
+                verbose=0,
+                warn=False,
+                state_path=run_dir / "eval_state.json",
+            )
+        )
+    stopper = None
+    if config.max_minutes is not None:
+        stopper = StopAfter(60.0 * config.max_minutes)
+        callbacks.append(stopper)
+
+    # The eval env is a DummyVecEnv of one env even when training runs on the native vector env.
+    warnings.filterwarnings("ignore", message="Training and eval env are not of the same type")
+    remaining = config.n_timesteps - model.num_timesteps
+    t0 = time.monotonic()
+    interrupted = False
+    if remaining > 0:
+        try:
+            model.learn(
+                total_timesteps=remaining,
+                callback=CallbackList(callbacks),
+                reset_num_timesteps=checkpoint is None,
+                progress_bar=False,
+            )
+        except KeyboardInterrupt:
+            interrupted = True
+            log("interrupted: saving a checkpoint")
+    else:
+        log(f"{run_dir} has already trained {model.num_timesteps:,} steps (n_timesteps {config.n_timesteps:,})")
+    seconds = time.monotonic() - t0
+    (run_dir / "checkpoints").mkdir(exist_ok=True)
+    model.save(str(run_dir / "checkpoints" / f"{CHECKPOINT_PREFIX}_{model.num_timesteps}_steps"))
+    model.save(str(run_dir / "final_model"))
+    model.logger.close()
+    venv.close()
+    if eval_env is not None:
+        eval_env.close()
+    steps_per_s = (model.num_timesteps - done_steps) / max(seconds, 1e-9)
+    why = "interrupted" if interrupted else ("time limit" if stopper is not None and stopper.stopped else "done")
+    log(f"{why}: {model.num_timesteps:,} steps, {seconds:.0f} s this session ({steps_per_s:.0f} steps/s)")
+    update_train_info(run_dir, model.num_timesteps, seconds, why)
+    if interrupted:
+        raise KeyboardInterrupt
+    if final_eval and config.final_eval_episodes > 0:
+        summary = final_evaluation(run_dir, env_id, config)
+        log(summary)
+    return run_dir
+
+
+def final_evaluation(run_dir: Path, env_id: str, config: TrainConfig, workers: int = 1) -> str:
+    """Play the run's best model (else its final one) on the first test deals; write ``final_eval*``."""
+    from agents.evaluation.evaluate import evaluate, format_summary, write_results
+    from agents.players.ppo import ensure_registered
+    from forty_thieves_env.registration import ENV_IDS
+
+    ensure_registered()
+    model = run_dir / "best_model.zip"
+    if not model.exists():
+        model = run_dir / "final_model.zip"
+    evaluation = evaluate(
+        "ppo",
+        ENV_IDS[env_id],
+        "test",
+        n=config.final_eval_episodes,
+        seed=config.seed,
+        workers=workers,
+        agent_kwargs={"model": str(model), "deterministic": config.eval_deterministic},
+        progress=False,
+    )
+    write_results(evaluation, run_dir / "final_eval")
+    out = {"model": model.name, "settings": evaluation.settings, "summary": evaluation.summary}
+    (run_dir / "final_eval.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    return f"final evaluation ({model.name}): {format_summary(evaluation)}"
+
+
+# ------------------------------------------------------------------------- command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``forty-thieves train`` arguments (read by :func:`run_cli`)."""
+    parser.add_argument("config", nargs="?", help="config file, e.g. configs/ppo.yaml (not needed with --resume)")
+    parser.add_argument("--env", help="env id: a section of the config (default: its only one, else FortyThieves-v0)")
+    parser.add_argument("--total-timesteps", type=int, help="override n_timesteps")
+    parser.add_argument("--seed", type=int, help="override seed")
+    parser.add_argument("--max-minutes", type=float, help="stop training after this many minutes (then evaluate)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key (a.b=v)")
+    parser.add_argument("--resume", metavar="RUN", help="continue the run folder RUN from its last checkpoint")
+    parser.add_argument("--runs-dir", default="runs", help="where new run folders go (default: runs)")
+    parser.add_argument("--name", help="run folder name (default: <env>_<algo>_<time>)")
+    parser.add_argument("--no-final-eval", action="store_true", help="skip the test-deal evaluation at the end")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--verbose", action="store_true", help="print SB3's log table after each rollout")
+
+
+def run_cli(args: Any) -> int:
+    """The ``forty-thieves train`` handler."""
+    try:
+        train(
+            args.config,
+            args.env,
+            overrides=args.set,
+            total_timesteps=args.total_timesteps,
+            seed=args.seed,
+            resume=args.resume,
+            runs_dir=args.runs_dir,
+            name=args.name,
+            max_minutes=args.max_minutes,
+            progress=not args.quiet,
+            verbose=args.verbose,
+            final_eval=not args.no_final_eval,
+            argv=sys.argv[1:],
+        )
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,236 @@
+"""``forty-thieves train`` end to end: a few hundred steps, the run folder, resume, the ppo agent."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from agents.cli import main
+from agents.training.config import load_config
+from agents.training.envs import FixedDeals, eval_chunks
+from agents.training.runs import find_last_checkpoint
+from agents.training.train import train
+
+ROOT = Path(__file__).resolve().parents[2]
+PPO_YAML = ROOT / "configs" / "ppo.yaml"
+
+# Small enough to train in seconds on one core: 2 games x 32 steps per rollout.
+TINY = [
+    "n_envs=2",
+    "n_steps=32",
+    "batch_size=32",
+    "n_epochs=1",
+    "policy_kwargs.net_arch=[16]",
+    "policy_kwargs.features_extractor_kwargs={embed_dim: 4, column_dim: 8, waste_cards: 4, features_dim: 16}",
+    "eval_freq=128",
+    "n_eval_episodes=2",
+    "save_freq=128",
+    "final_eval_episodes=2",
+    "torch_threads=1",
+]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    torch.set_num_threads(1)
+    runs = tmp_path_factory.mktemp("runs")
+    return train(
+        PPO_YAML,
+        "FortyThieves-v0",
+        overrides=TINY,
+        total_timesteps=256,
+        seed=3,
+        runs_dir=runs,
+        name="tiny",
+        progress=False,
+        argv=["train", str(PPO_YAML), "--total-timesteps", "256"],
+        log=lambda _: None,
+    )
+
+
+def test_run_folder_holds_everything(run: Path) -> None:
+    for name in (
+        "config.yaml",
+        "command.txt",
+        "versions.json",
+        "best_model.zip",
+        "final_model.zip",
+        "eval_state.json",
+        "evaluations.npz",
+        "final_eval.json",
+        "final_eval/results.csv",
+        "train_info.json",
+    ):
+        assert (run / name).is_file(), name
+    ckpts = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert ckpts == ["rl_model_128_steps.zip", "rl_model_256_steps.zip"]
+    assert (run / "command.txt").read_text().strip() == f"forty-thieves train {PPO_YAML} --total-timesteps 256"
+    versions = json.loads((run / "versions.json").read_text())
+    assert versions["torch"] == torch.__version__ and versions["sb3-contrib"]
+    assert list((run / "logs").glob("events.out.tfevents.*")), "no TensorBoard event file"
+
+
+def test_resolved_config_is_what_trained(run: Path) -> None:
+    env_id, cfg = load_config(run / "config.yaml")
+    assert env_id == "FortyThieves-v0"
+    assert (cfg.n_timesteps, cfg.seed, cfg.n_envs, cfg.n_steps) == (256, 3, 2, 32)
+    raw = yaml.safe_load((run / "config.yaml").read_text())
+    assert list(raw) == ["FortyThieves-v0"] and raw["FortyThieves-v0"]["learning_rate"] == "lin_3e-4"
+
+
+def test_logs_and_evaluations(run: Path) -> None:
+    with (run / "logs" / "progress-0.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert rows, "no rows in progress-0.csv"
+    steps = [int(float(r["time/total_timesteps"])) for r in rows if r.get("time/total_timesteps")]
+    assert steps[-1] == 256 and steps == sorted(steps)
+    assert "train/value_loss" in rows[-1]
+    state = json.loads((run / "eval_state.json").read_text())
+    assert [e["timesteps"] for e in state["evaluations"]] == [128, 256]
+    assert all(e["episodes"] == 2 and e["win_rate"] is not None for e in state["evaluations"])
+    assert state["best_timesteps"] in (128, 256)
+    final = json.loads((run / "final_eval.json").read_text())
+    assert final["model"] == "best_model.zip"
+    assert final["settings"]["agent"] == "ppo" and final["settings"]["deals"] == "test"
+    assert final["settings"]["agent_options"]["deterministic"] is False  # eval_deterministic: false
+    assert final["summary"]["games"] == 2 and 0 <= final["summary"]["win_rate"] <= 1
+
+
+def test_resume_continues_from_the_last_checkpoint(run: Path, tmp_path: Path) -> None:
+    # Resume in a copy so the other tests keep their run as it was.
+    import shutil
+
+    from sb3_contrib import MaskablePPO
+
+    copy = tmp_path / "tiny"
+    shutil.copytree(run, copy)
+    before = json.loads((copy / "eval_state.json").read_text())
+    out = train(resume=copy, total_timesteps=384, progress=False, argv=["train", "--resume", str(copy)], log=print)
+    assert out == copy
+    assert find_last_checkpoint(copy).name == "rl_model_384_steps.zip"
+    # The step count went on from 256 (a fresh start would stop at 128 new steps).
+    assert MaskablePPO.load(copy / "final_model.zip", device="cpu").num_timesteps == 384
+    lines = (copy / "command.txt").read_text().splitlines()
+    assert lines[1] == f"forty-thieves train --resume {copy}"
+    with (copy / "logs" / "progress-1.csv").open() as f:
+        steps = [int(float(r["time/total_timesteps"])) for r in csv.DictReader(f)]
+    assert min(steps) > 256 and max(steps) == 384
+    after = json.loads((copy / "eval_state.json").read_text())
+    assert [e["timesteps"] for e in after["evaluations"]] == [128, 256, 384]
+    # The best model only changes for a better mean reward than the best before the resume.
+    assert after["best_mean_reward"] >= before["best_mean_reward"]
+    info = json.loads((copy / "train_info.json").read_text())
+    assert [s["num_timesteps"] for s in info["sessions"]] == [256, 384]
+    assert load_config(copy / "config.yaml")[1].n_timesteps == 384
+
+
+def test_resume_needs_a_run_folder_with_a_checkpoint(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no such run folder"):
+        train(resume=tmp_path / "nope", progress=False)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="not a run folder"):
+        train(resume=tmp_path / "empty", progress=False)
+
+
+def test_a_named_run_folder_is_not_overwritten(run: Path) -> None:
+    with pytest.raises(ValueError, match="--resume"):
+        train(PPO_YAML, overrides=TINY, total_timesteps=64, runs_dir=run.parent, name="tiny", progress=False)
+
+
+def test_trained_model_plugs_into_evaluate(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = run / "best_model.zip"
+    out = tmp_path / "ev"
+    args = ["evaluate", "--agent", "ppo", "--model", str(model), "--deals", "1-3", "--workers=1", "--max-moves=60"]
+    assert main([*args, "--quiet", "--out", str(out)]) == 0
+    assert "ppo on classic, 3 deals" in capsys.readouterr().out
+    rows = json.loads((out / "results.json").read_text())["results"]
+    assert [r["deal"] for r in rows] == [1, 2, 3]
+
+
+def test_ppo_agent_plays_legal_moves_and_checks_the_variant(run: Path) -> None:
+    from agents.players.base import make_agent
+    from forty_thieves_env.env import FortyThievesEnv
+
+    agent = make_agent("ppo", "classic", model=str(run / "best_model.zip"))
+    env = FortyThievesEnv("classic")
+    obs, info = env.reset(options={"deal": 5})
+    agent.reset(seed=1)
+    for _ in range(30):
+        action = agent.act(obs, info["action_mask"])
+        assert info["action_mask"][action]
+        obs, _, term, trunc, info = env.step(action)
+        if term or trunc:
+            break
+    with pytest.raises(ValueError, match="actions"):
+        make_agent("ppo", "josephine", model=str(run / "best_model.zip"))
+    with pytest.raises(ValueError, match="needs a model"):
+        make_agent("ppo", "classic")
+    # A run folder stands for its best model.
+    assert make_agent("ppo", "classic", model=str(run)).model is agent.model
+
+
+def test_fixed_deals_replays_the_same_deals() -> None:
+    import gymnasium as gym
+
+    env = FixedDeals(gym.make("FortyThieves-v0"), [1001, 1002])
+    seen = [env.reset()[1]["deal"] for _ in range(3)]
+    env.rewind()
+    seen.append(env.reset()[1]["deal"])
+    assert seen == [1001, 1002, 1001, 1001]
+    assert np.array_equal(env.action_masks(), env.unwrapped.action_masks())
+
+
+def test_demo_trains_then_compares_three_agents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.training.demo import run_demo
+
+    tiny = [o for o in TINY if not o.startswith(("eval_freq", "save_freq"))]
+    result = run_demo(minutes=0.5, timesteps=64, n=2, workers=1, runs_dir=tmp_path, progress=False, overrides=tiny)
+    out = capsys.readouterr().out
+    assert [r["agent"] for r in result["rows"]] == ["ppo", "ppo (sampled)", "random", "heuristic"]
+    assert result["rows"][1]["settings"]["agent_options"]["deterministic"] is False
+    assert all(r["summary"]["games"] == 2 and r["settings"]["first_deal"] == 1 for r in result["rows"])
+    header = "agent          won  win rate  95 % interval (Wilson)  cards home  moves  s/game"
+    assert header in out
+    assert re.search(r"^ppo +[0-2]/2 ", out, re.M) and re.search(r"^heuristic +[0-2]/2 ", out, re.M)
+    assert Path(result["run_dir"], "comparison.json").is_file()
+    assert result["trained"]["num_timesteps"] >= 64
+
+
+def test_eval_chunks_play_every_deal_once() -> None:
+    for n, k in ((100, 10), (7, 3), (2, 2), (5, 1)):
+        chunks = eval_chunks(list(range(n)), k)
+        assert len(chunks) == k and [d for c in chunks for d in c] == list(range(n))
+        # evaluate_policy plays (n + i) // k episodes in env i
+        assert [len(c) for c in chunks] == [(n + i) // k for i in range(k)]
+
+
+def test_ppo_agent_moves_are_the_models(run: Path) -> None:
+    from agents.players.base import make_agent
+    from forty_thieves_env.env import FortyThievesEnv
+
+    greedy = make_agent("ppo", "classic", model=str(run / "best_model.zip"))
+    sampler = make_agent("ppo", "classic", model=str(run / "best_model.zip"), deterministic=False)
+    env = FortyThievesEnv("classic")
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(options={"deal": 9})
+    draws = []
+    for _ in range(40):
+        mask = info["action_mask"]
+        expected, _ = greedy.model.predict(obs, action_masks=mask, deterministic=True)
+        assert greedy.act(obs, mask) == int(expected)
+        sampler.reset(seed=5)
+        first = sampler.act(obs, mask)
+        sampler.reset(seed=5)
+        assert sampler.act(obs, mask) == first and mask[first]  # seeded: the same draw again
+        draws.append(first)
+        obs, _, term, trunc, info = env.step(rng.choice(np.flatnonzero(mask)))
+        if term or trunc:
+            obs, info = env.reset(options={"deal": 10})
+    assert len(set(draws)) > 1
