@@ -285,7 +285,7 @@ def test_face_down_cards_are_written_with_a_hash() -> None:
     assert back == g and back.face_down[7] == 2
 
 
-# An example layout in the shape of the README's, with its inline notes; the "..." there is
+# An example layout in the shape of the one in docs/engine.md, with its inline notes; the "..." there is
 # filled with columns 2-9 so that every card appears exactly twice, each laid out as play
 # leaves a column (four dealt cards, then a run built down in suit on the fourth), so that no
 # column could outgrow its 16 slots.
