@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .cards import N_FOUNDATIONS, N_RANKS, RANK_LETTERS, SUIT_SYMBOLS
-from .state import GameState
-from .variants import Variant
+from ..cards import N_FOUNDATIONS, N_RANKS, RANK_LETTERS, SUIT_SYMBOLS
+from ..state import GameState
+from ..variants import Variant
 
 if TYPE_CHECKING:
     from PIL import Image, ImageDraw

@@ -1,6 +1,6 @@
 """Winnable-deal sets: training deals the solver proved winnable, with their winning lines.
 
-Each set is ``data/winnable/<variant>.json.gz`` in this package, made by
+Each set is ``forty_thieves_env/data/winnable/<variant>.json.gz`` (package data), made by
 ``forty-thieves solve ... --export-winnable`` (:mod:`agents.solving`; the exact command,
 the solver budget, the date, the deals searched and the counts of won / lost / unknown
 are in its :func:`meta`). A deal is in the set when the perfect-information solver found a
@@ -25,16 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from .variants import PRESETS, Variant, get_variant
+from ..variants import PRESETS, Variant, get_variant
 
 __all__ = ["available", "certificate", "meta", "restrict_deals", "winnable_deals"]
 
+#: Where the sets lie, inside the ``forty_thieves_env`` package (its package data).
+_PACKAGE = "forty_thieves_env"
 _FOLDER = ("data", "winnable")
 
 
 def available() -> list[str]:
     """The variants (preset names) that ship a winnable set."""
-    folder = resources.files(__package__).joinpath(*_FOLDER)
+    folder = resources.files(_PACKAGE).joinpath(*_FOLDER)
     if not folder.is_dir():
         return []
     names = [p.name[: -len(".json.gz")] for p in folder.iterdir() if p.name.endswith(".json.gz")]
@@ -55,7 +57,7 @@ def _preset_name(variant: str | Variant) -> str:
 
 @cache
 def _load(name: str) -> dict[str, Any]:
-    path = resources.files(__package__).joinpath(*_FOLDER, f"{name}.json.gz")
+    path = resources.files(_PACKAGE).joinpath(*_FOLDER, f"{name}.json.gz")
     if not path.is_file():
         raise ValueError(f"no winnable set for variant {name!r}; sets exist for {', '.join(available()) or '(none)'}")
     with path.open("rb") as f:

@@ -9,35 +9,18 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .batch import (
-    DEAL_RANGE,
-    G_CARDS,
-    G_LEGAL,
-    G_LEN,
-    G_MOVES,
-    ILLEGAL_ACTIONS,
-    P_ILLEGAL_TERMINATES,
-    P_LEN,
-    P_ORACLE,
-    ST_ILLEGAL,
-    ST_TERMINATED,
-    ST_WON,
-    check_deals,
-    check_position,
-    draw_deal,
-    flat_place,
-    observation_layout,
-    step_one,
-)
-from .deals import check_deal_number, shuffled_pack
-from .encoding import ObservationEncoder, check_mode, observation_space
-from .notation import format_move, format_position, parse_move
-from .rewards import Reward, make_reward
-from .rules import cards_home, deal_layout, legal_mask, why_illegal
-from .state import CFG_N_ACTIONS, GameState, IllegalMoveError, config_for
-from .variants import Variant, get_variant
+from ..deals import check_deal_number, shuffled_pack
+from ..notation import format_move, format_position, parse_move
+from ..rules import cards_home, deal_layout, legal_mask, why_illegal
+from ..state import CFG_N_ACTIONS, GameState, IllegalMoveError, config_for
+from ..variants import Variant
+from .observation import ObservationEncoder, observation_space
+from .options import RENDER_MODES, EnvOptions, check_position
+from .rewards import Reward
+from .sampling import draw_deal
+from .step import G_CARDS, G_LEGAL, G_LEN, G_MOVES, ST_ILLEGAL, ST_TERMINATED, ST_WON, kernel_params, step_one
 
-__all__ = ["DEAL_RANGE", "ILLEGAL_ACTIONS", "EnvState", "FortyThievesEnv"]
+__all__ = ["EnvState", "FortyThievesEnv"]
 
 Observation = dict[str, np.ndarray] | np.ndarray
 
@@ -104,7 +87,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     flattened and concatenated in that order (for ``MlpPolicy``).
     ``observation="oracle"``: the ``Dict`` plus ``stock`` ``(T,)`` (stock cards, next to
     turn first, 53 after the last) and ``tableau_revealed`` ``(C, D)`` (face-down cards
-    shown): perfect information, for planning research. See :mod:`.encoding`.
+    shown): perfect information, for planning research. See :mod:`.observation`.
 
     ## Rewards
 
@@ -163,7 +146,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     * v0: Initial version.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 (Gymnasium's convention)
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}  # noqa: RUF012 (Gymnasium's convention)
 
     def __init__(
         self,
@@ -177,43 +160,40 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         render_mode: str | None = None,
         **options: Any,
     ) -> None:
-        self.variant: Variant = get_variant(variant, **options)
+        opts = self.options = EnvOptions.make(
+            variant,
+            observation=observation,
+            reward=reward,
+            illegal_action=illegal_action,
+            deals=deals,
+            winnable_only=winnable_only,
+            render_mode=render_mode,
+            **options,
+        )
+        self.variant: Variant = opts.variant
         self.cfg = config_for(self.variant)
         self.n_actions = int(self.cfg[CFG_N_ACTIONS])
-        self.observation_mode = check_mode(observation)
-        self.reward: Reward = make_reward(reward)
-        if illegal_action not in ILLEGAL_ACTIONS:
-            raise ValueError(f"unknown illegal_action {illegal_action!r}; choose one of {', '.join(ILLEGAL_ACTIONS)}")
-        self.illegal_action = illegal_action
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {self.metadata['render_modes']}")
-        self.render_mode = render_mode
-        self.deals = self._check_deals(deals)
-        self.winnable_only = bool(winnable_only)
-        if self.winnable_only:
-            from .winnable import restrict_deals
-
-            self.deals = restrict_deals(self.variant, self.deals)
+        self.observation_mode = opts.observation
+        self.reward: Reward = opts.reward
+        self.illegal_action = opts.illegal_action
+        self.render_mode = opts.render_mode
+        self.deals = opts.deals
+        self.winnable_only = opts.winnable_only
 
         self.action_space = spaces.Discrete(self.n_actions)
-        self.observation_space = observation_space(self.variant, observation)
+        self.observation_space = observation_space(self.variant, self.observation_mode)
 
         self._game = GameState(self.variant)
         self._s = self._game.array  # (size,) int8, the live state
         self._mask = np.zeros(self.n_actions, dtype=np.bool_)  # (n,) legal actions now
-        self._encoder = ObservationEncoder(self.variant, observation)
-        # The fused step kernel (:func:`.batch.step_one`) reads these: reward numbers, mode
+        self._encoder = ObservationEncoder(self.variant, self.observation_mode)
+        # The fused step kernel (:func:`.step.step_one`) reads these: reward numbers, mode
         # switches, and the game's counters (moves and cards home are kept there).
         self._spec = self.reward.spec()
-        self._params = np.zeros(P_LEN, dtype=np.int64)
-        self._params[P_ORACLE] = self.observation_mode == "oracle"
-        self._params[P_ILLEGAL_TERMINATES] = illegal_action == "terminate"
+        self._params = kernel_params(opts)
         self._counters = np.zeros(G_LEN, dtype=np.int64)
-        self._place = flat_place(observation_layout(self.variant, self.observation_mode))  # fields in the buffer
         self._deal = 0
         self._renderer: Any = None
-
-    _check_deals = staticmethod(check_deals)
 
     @property
     def _moves(self) -> int:
@@ -252,7 +232,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     def step(self, action: int | np.integer) -> tuple[Observation, SupportsFloat, bool, bool, dict]:
         """Play one action; see the class docstring for rewards, episode end and ``info``.
 
-        One compiled call (:func:`.batch.step_one`) checks the action against the mask,
+        One compiled call (:func:`.step.step_one`) checks the action against the mask,
         plays it, and refreshes the reward, mask, observation buffer and counters.
         """
         a = int(action)
@@ -264,7 +244,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
             raise IllegalMoveError(f"illegal move {format_move(self.variant, a)}: {why_illegal(self._s, self.cfg, a)}")
         enc = self._encoder
         reward, status, moves, cards = step_one(
-            self._s, self.cfg, self._mask, enc.buffer, self._place, self._spec, a, self._params, self._counters
+            self._s, self.cfg, self._mask, enc.buffer, enc.place, self._spec, a, self._params, self._counters
         )
         info = {
             "deal": self._deal,
@@ -274,11 +254,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
             "illegal_action": (status & ST_ILLEGAL) != 0,
             "action_mask": self._mask.copy(),
         }
-        if enc.mode == "flat":
-            obs = enc.buffer.copy()
-        else:
-            obs = {name: view.copy() for name, view in enc.views.items()}
-        return obs, reward, (status & ST_TERMINATED) != 0, False, info
+        return enc.observation(), reward, (status & ST_TERMINATED) != 0, False, info
 
     def _info(self, won: bool, illegal: bool) -> dict[str, Any]:
         return {
