@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forty_thieves_env.batch import DEAL_RANGE, G_DEAL, G_NEXT_DEAL, BatchGames, draw_deal, new_rng
+from forty_thieves_env.envs.batch import BatchGames
+from forty_thieves_env.envs.sampling import DEAL_RANGE, draw_deal, new_rng
+from forty_thieves_env.envs.step import G_DEAL, G_NEXT_DEAL
 from forty_thieves_env.generators import (
     ST_LEN,
     bounded_uint32,

@@ -27,8 +27,8 @@ from forty_thieves_env import (
 )
 from forty_thieves_env.cards import N_CARDS
 from forty_thieves_env.deals import SPLITS, TRAIN_RANGE
-from forty_thieves_env.registration import MAX_EPISODE_STEPS
-from forty_thieves_env.rewards import FoundationReward
+from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
+from forty_thieves_env.envs.rewards import FoundationReward
 from forty_thieves_env.rules import is_legal
 
 IDS = list(ENV_IDS)
