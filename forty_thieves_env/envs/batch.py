@@ -52,9 +52,9 @@ class BatchGames:
     deal numbers from it exactly as :class:`~.env.FortyThievesEnv` does; the number of
     each game's next deal is drawn in advance (``games[:, G_NEXT_DEAL]``), and the kernel
     draws the following one from the game's generator state (:attr:`gens`, see
-    :mod:`.generators`) when it autoresets, without Python. A seed therefore fixes every
-    deal of every game, and game ``i`` plays the same deals as a single environment reset
-    with ``seed + i``.
+    :mod:`forty_thieves_env.generators`) when it autoresets, without Python. A seed
+    therefore fixes every deal of every game, and game ``i`` plays the same deals as a
+    single environment reset with ``seed + i``.
 
     Args:
         num_games: ``N``.
@@ -64,7 +64,7 @@ class BatchGames:
             :class:`~.options.EnvOptions` already made (then no ``options``).
             ``illegal_action="raise"`` is checked in Python, before any game moves.
         max_episode_steps: Truncate an episode after this many steps (``None``: never).
-        autoreset: ``"next_step"`` or ``"same_step"`` (see the module docstring).
+        autoreset: ``"next_step"`` or ``"same_step"`` (see :mod:`.batch_kernels`).
         num_threads: numba threads for a step (``None``: numba's current setting).
     """
 

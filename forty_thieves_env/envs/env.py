@@ -100,10 +100,10 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     ## Starting State
 
     ``reset(seed=s)`` draws a deal number from ``np_random``, uniformly from ``deals`` when
-    given, else from the training range 32000..2**31-1 (:data:`.deals.TRAIN_RANGE`, apart
+    given, else from the training range 32000..2**31-1 (:data:`forty_thieves_env.deals.TRAIN_RANGE`, apart
     from the evaluation splits 1..2000), and deals PySolFC's game of that number;
     ``options={"deal": n}`` plays deal ``n``; ``options={"position": text}`` starts from a
-    position in the position format (see :mod:`.notation`) of this variant.
+    position in the position format (see :mod:`forty_thieves_env.notation`) of this variant.
 
     ## Episode End
 
@@ -117,24 +117,24 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     ## Arguments
 
     * ``variant``: a preset name (``"classic"``, ``"josephine"``, ``"streets"``, ``"maria"``,
-      ``"limited"``, ``"rank_and_file"``, ``"relaxed"``) or a :class:`~.variants.Variant`.
+      ``"limited"``, ``"rank_and_file"``, ``"relaxed"``) or a :class:`~forty_thieves_env.variants.Variant`.
     * ``observation``: ``"dict"``, ``"flat"`` or ``"oracle"``.
     * ``reward``: ``"foundation"``, ``"win"``, ``"score"`` or a :class:`~.rewards.Reward`.
     * ``illegal_action``: what an action outside the mask does. ``"penalize"`` (default, so
       that Gymnasium's ``check_env`` and unmasked agents can sample any action): the state
       is unchanged, the reward is the reward's ``illegal`` value and
-      ``info["illegal_action"]`` is true. ``"raise"``: :class:`~.state.IllegalMoveError`
+      ``info["illegal_action"]`` is true. ``"raise"``: :class:`~forty_thieves_env.state.IllegalMoveError`
       naming the move and why it is illegal, state unchanged. ``"terminate"``: as
       ``"penalize"`` but the episode ends.
     * ``deals``: the deal numbers a reset draws from: a split name (``"test"``: 1..1000,
-      ``"validation"``: 1001..2000, see :func:`.deals.deal_split`) or a sequence of numbers.
+      ``"validation"``: 1001..2000, see :func:`forty_thieves_env.deals.deal_split`) or a sequence of numbers.
     * ``winnable_only``: deal only deals that the solver proved winnable, from the variant's
       shipped set (:mod:`.winnable`: training deals, each with a winning line; a biased,
       easier subset). With ``deals`` it keeps the given deals that are in the set (an error
       if none is). Only the unmodified presets have sets. ``options={"deal": n}`` still
       plays any deal.
     * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (``(H, W, 3) uint8``).
-    * any :class:`~.variants.Variant` option as a keyword (``redeals=1``,
+    * any :class:`~forty_thieves_env.variants.Variant` option as a keyword (``redeals=1``,
       ``run_moves="supermove"``, ``auto_play_safe=True``, ...), overriding the preset.
 
     ```python
@@ -307,7 +307,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         return [format_move(self.variant, a) for a in np.flatnonzero(self._mask)]
 
     def position_text(self) -> str:
-        """The current position in the position format (:func:`~.notation.parse_position` reads it)."""
+        """The current position in the position format (:func:`~forty_thieves_env.notation.parse_position` reads it)."""
         return format_position(self._game)
 
     @property

@@ -36,7 +36,7 @@ all the games (:mod:`.batch`).
   ``TimeLimit``) counts every step of an episode, refused actions included.
 * **Illegal actions**: ``"penalize"`` and ``"terminate"`` per game, as the single
   environment; ``"raise"`` checks the whole batch first and raises
-  :class:`~.state.IllegalMoveError` (naming the game) before any game moves.
+  :class:`~forty_thieves_env.state.IllegalMoveError` (naming the game) before any game moves.
 * **Threads**: the kernel runs on numba's threads (``NUMBA_NUM_THREADS``, all cores by
   default); ``num_threads=k`` uses ``k`` of them for this environment's calls. Batches of
   fewer than :data:`.batch.PARALLEL_MIN_GAMES` games run in the calling thread.

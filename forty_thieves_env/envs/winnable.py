@@ -5,10 +5,10 @@ Each set is ``forty_thieves_env/data/winnable/<variant>.json.gz`` (package data)
 the solver budget, the date, the deals searched and the counts of won / lost / unknown
 are in its :func:`meta`). A deal is in the set when the perfect-information solver found a
 win within its budget; its certificate is that win as move text, which
-:meth:`~.state.GameState.play` replays from the deal's start to a won position.
+:meth:`~forty_thieves_env.state.GameState.play` replays from the deal's start to a won position.
 
 The sets are a biased subset: the deals the solver found easy, drawn only from the
-training range (:data:`.deals.TRAIN_RANGE`), never from the test or validation splits.
+training range (:data:`forty_thieves_env.deals.TRAIN_RANGE`), never from the test or validation splits.
 ``FortyThievesEnv(winnable_only=True)`` (and the vector envs) deal only from them; an
 agent trained that way is still evaluated on the ordinary splits.
 
