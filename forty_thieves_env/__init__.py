@@ -9,8 +9,10 @@ from pathlib import Path as _Path
 
 from . import jitcache as _jitcache
 
-# Compiled kernels cached before an edit of any module of the package compile again.
-_jitcache.sync(_Path(__file__).parent, _jitcache.package_sources(_Path(__file__).parent))
+# Compiled kernels cached before an edit of any module of the package compile again: the env
+# layer's kernels compile in the engine's, so one digest of every source serves every folder.
+_HERE = _Path(__file__).parent
+_jitcache.sync(_HERE, _jitcache.package_sources(_HERE))
 
 from .engine.cards import EMPTY, N_CARDS  # noqa: E402
 from .engine.deals import shuffled_pack  # noqa: E402
@@ -46,8 +48,8 @@ try:
 except ImportError:  # pragma: no cover
     pass
 else:
-    from .env import FortyThievesEnv
-    from .registration import ENV_IDS, register_envs
+    from .envs.env import FortyThievesEnv
+    from .envs.registration import ENV_IDS, register_envs
 
     register_envs()
     __all__ += ["ENV_IDS", "FortyThievesEnv", "register_envs"]

@@ -1,7 +1,7 @@
 """A slow, plain reference implementation of the Forty Thieves family, for checking the engine.
 
-Written from the rule pages and the :class:`~forty_thieves_env.variants.Variant` docstring, not
-from :mod:`forty_thieves_env.rules`: it never calls the engine's kernels and keeps the game in
+Written from the rule pages and the :class:`~forty_thieves_env.engine.variants.Variant` docstring, not
+from :mod:`forty_thieves_env.engine.rules`: it never calls the engine's kernels and keeps the game in
 readable structures instead of a flat array.
 
 * ``columns``: one list of card texts per column (``"TS"``), bottom first;

@@ -6,16 +6,16 @@ One run measures, for one variant:
   chosen in Python from ``info["action_mask"]`` every step, observation and mask every step.
 * **SyncVectorEnv**: ``gym.make_vec(..., vectorization_mode="sync")`` of N single envs.
 * **native vector, 1 thread / all cores**: ``gym.make_vec(..., vectorization_mode=
-  "vector_entry_point")`` (:class:`~forty_thieves_env.vector.FortyThievesVectorEnv`):
+  "vector_entry_point")`` (:class:`~forty_thieves_env.envs.vector.FortyThievesVectorEnv`):
   observations, infos, masks and autoreset every step, ``num_threads=1`` and numba's
   default (every core).
 
 The vector rows choose a random legal action per game with the compiled sampler of
-:mod:`forty_thieves_env.batch`, inside the timed loop. Episodes end as in training (won,
+:mod:`forty_thieves_env.envs.batch`, inside the timed loop. Episodes end as in training (won,
 stuck, or the ids' 1000-step limit) and autoreset.
 
 * **MaskablePPO** training frames per second, the same network and settings on three
-  ``VecEnv``: the native :class:`~forty_thieves_env.sb3.FortyThievesVecEnv`, SB3's
+  ``VecEnv``: the native :class:`~forty_thieves_env.envs.sb3.FortyThievesVecEnv`, SB3's
   ``DummyVecEnv`` of ``gym.make`` envs (masks through one ``action_masks()`` call per env),
   and a trivial ``VecEnv`` with the same spaces that does no work. A wrapper times every
   call into the environment (steps, resets, masks); ``env share`` is that time over the
@@ -100,7 +100,7 @@ def bench_sync(env_id: str, num_envs: int, seconds: float, seed: int = 0) -> Row
     """Gymnasium's ``SyncVectorEnv`` of ``num_envs`` single envs."""
     import gymnasium as gym
 
-    from forty_thieves_env.batch import sample_legal
+    from forty_thieves_env.envs.sampling import sample_legal
 
     envs = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync")
     rng = np.random.default_rng(seed)
@@ -292,7 +292,7 @@ def run_bench(
         import torch
         from stable_baselines3.common.vec_env import DummyVecEnv
 
-        from forty_thieves_env.sb3 import make_sb3_vec_env
+        from forty_thieves_env.envs.sb3 import make_sb3_vec_env
 
         torch.set_num_threads(1)  # SB3's advice for small networks on CPU (more threads only contend)
         kwargs = {"n_steps": ppo_n_steps, "batch_size": min(256, ppo_n_steps * ppo_envs), "n_epochs": 4}

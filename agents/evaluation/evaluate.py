@@ -1,8 +1,8 @@
 """Evaluation protocol: play an agent once on each deal of a fixed split and summarise.
 
 * **Deals** are numbered PySolFC deals, the same numbers in every variant
-  (:data:`forty_thieves_env.deals.SPLITS`): ``test`` = 1..1000, ``validation`` =
-  1001..2000; training draws from :data:`~forty_thieves_env.deals.TRAIN_RANGE`, which
+  (:data:`forty_thieves_env.engine.deals.SPLITS`): ``test`` = 1..1000, ``validation`` =
+  1001..2000; training draws from :data:`~forty_thieves_env.engine.deals.TRAIN_RANGE`, which
   shares no number with them. A deal list can also be a range (``1-50``) or numbers
   (``3,17,99``); ``n`` keeps the first ``n``.
 * **Each deal is played once** by a fresh game of the agent, seeded from ``(seed, deal)``
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from forty_thieves_env.registration import MAX_EPISODE_STEPS
+from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
 
 from .statistics import wilson_interval
 from .sweep import parse_deals, run_jobs, worker_count
@@ -105,7 +105,7 @@ _WORKER: dict[str, Any] = {}
 
 def _make_player(agent: str, variant: str, agent_kwargs: dict[str, Any]) -> tuple[Any, Any]:
     from agents.players.base import make_agent
-    from forty_thieves_env.env import FortyThievesEnv
+    from forty_thieves_env.envs.env import FortyThievesEnv
 
     player = make_agent(agent, variant, **agent_kwargs)
     env = FortyThievesEnv(variant, observation=player.observation)

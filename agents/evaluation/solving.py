@@ -24,8 +24,8 @@ wider selection (``--n 4`` after ``--n 2``) solves only the new deals.
 **Winnable sets**: ``--export-winnable`` then writes the won deals of the selection with
 their lines (the certificates) and a meta block (budget, date, command, the deals
 searched, the counts) to ``forty_thieves_env/data/winnable/<variant>.json.gz`` (or a
-given path), which :mod:`forty_thieves_env.winnable` loads. Only deals of the training
-range (:data:`forty_thieves_env.deals.TRAIN_RANGE`) may go into a set, so that agents
+given path), which :mod:`forty_thieves_env.envs.winnable` loads. Only deals of the training
+range (:data:`forty_thieves_env.engine.deals.TRAIN_RANGE`) may go into a set, so that agents
 trained on it are still evaluated on unseen deals.
 """
 

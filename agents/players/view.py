@@ -1,8 +1,8 @@
 """What a player knows: game states rebuilt from the environment's observations.
 
-Agents receive the env's default ``Dict`` observation (see :mod:`forty_thieves_env.encoding`),
+Agents receive the env's default ``Dict`` observation (see :mod:`forty_thieves_env.envs.observation`),
 which shows every face-up card and hides the stock order and the face-down cards. An agent
-that wants to search needs a whole :class:`~forty_thieves_env.state.GameState`; here it gets a
+that wants to search needs a whole :class:`~forty_thieves_env.text.game.GameState`; here it gets a
 *determinized* one: the visible cards where the observation shows them, and the hidden slots
 (face-down cards, then the stock) filled with the *unseen* cards, which are the 104-card pack
 minus every card in sight (columns, waste, foundations). With an ``rng`` the unseen cards are
@@ -25,7 +25,6 @@ from collections.abc import Mapping
 import numpy as np
 from numba import njit
 
-from forty_thieves_env.encoding import FACE_DOWN, NO_CARD
 from forty_thieves_env.engine.cards import N_CODES, N_RANKS
 from forty_thieves_env.engine.config import config_for
 from forty_thieves_env.engine.layout import (
@@ -44,6 +43,7 @@ from forty_thieves_env.engine.layout import (
     S_WASTE_LEN,
 )
 from forty_thieves_env.engine.variants import Variant
+from forty_thieves_env.envs.observation import FACE_DOWN, NO_CARD
 from forty_thieves_env.text.game import GameState
 
 Observation = Mapping[str, np.ndarray]

@@ -20,7 +20,7 @@ from forty_thieves_env.engine.rules import apply_action, is_safe, legal_mask
 
 @njit(cache=True)
 def auto_safe(s, cfg, path, plen, prune=True):
-    """Play every safe foundation move (engine's :func:`~forty_thieves_env.rules.is_safe`).
+    """Play every safe foundation move (engine's :func:`~forty_thieves_env.engine.rules.is_safe`).
 
     Each move is played with the engine's ``apply_action`` and appended to ``path`` at
     ``plen``; returns the new path length. Safe moves lose nothing (see the solver docs),

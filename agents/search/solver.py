@@ -59,7 +59,7 @@ with a smaller ``mu``, unless that child is the won position itself, which the s
 would have reported. So when the search exhausts its space, the start is not winnable.
 The rules:
 
-1. **Safe moves** (the engine's :func:`~forty_thieves_env.rules.is_safe`, the definition
+1. **Safe moves** (the engine's :func:`~forty_thieves_env.engine.rules.is_safe`, the definition
    of ``auto_play_safe``): a card that can go home and on which no card still in play
    can ever be built (both copies of every card that builds on it are home). They are
    played at once, without branching, and listed in the line. Take a shortest winning

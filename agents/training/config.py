@@ -341,7 +341,7 @@ def env_sections(raw: Mapping[str, Any]) -> list[str]:
 
 def resolve_section(raw: Mapping[str, Any], env_id: str, path: str = "config") -> dict[str, Any]:
     """``default`` deep-merged under the env's own section (checked key by key)."""
-    from forty_thieves_env.registration import ENV_IDS
+    from forty_thieves_env.envs.registration import ENV_IDS
 
     for key in env_sections(raw):
         if key not in ENV_IDS:

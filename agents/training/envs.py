@@ -46,9 +46,9 @@ class FixedDeals(gym.Wrapper):
 
 
 def _native_vec_env(env_id: str, config: TrainConfig, seed: int) -> Any | None:
-    """The project's native batched SB3 VecEnv (:mod:`forty_thieves_env.sb3`), or None without it."""
+    """The project's native batched SB3 VecEnv (:mod:`forty_thieves_env.envs.sb3`), or None without it."""
     try:
-        from forty_thieves_env.sb3 import make_sb3_vec_env
+        from forty_thieves_env.envs.sb3 import make_sb3_vec_env
     except ImportError:
         return None
     return make_sb3_vec_env(env_id, n_envs=config.n_envs, seed=seed, num_threads=1, **config.env_kwargs)
@@ -65,11 +65,11 @@ def make_train_env(env_id: str, config: TrainConfig, seed: int) -> Any:
         if venv is not None:
             return venv
         if config.vec_env == "native":
-            raise ConfigError("vec_env: native, but forty_thieves_env.sb3 is not available")
+            raise ConfigError("vec_env: native, but forty_thieves_env.envs.sb3 is not available")
     kwargs = dict(config.env_kwargs)
 
     def make() -> gym.Env:
-        from forty_thieves_env.registration import register_envs
+        from forty_thieves_env.envs.registration import register_envs
 
         register_envs()  # in a subprocess too
         return gym.make(env_id, **kwargs)

@@ -26,8 +26,8 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from forty_thieves_env.encoding import N_OBS_CODES, NO_CARD
 from forty_thieves_env.engine.cards import N_RANKS
+from forty_thieves_env.envs.observation import N_OBS_CODES, NO_CARD
 
 
 class CardEmbeddingExtractor(BaseFeaturesExtractor):

@@ -242,7 +242,7 @@ def final_evaluation(run_dir: Path, env_id: str, config: TrainConfig, workers: i
     """Play the run's best model (else its final one) on the first test deals; write ``final_eval*``."""
     from agents.evaluation.evaluate import evaluate, format_summary, write_results
     from agents.players.ppo import ensure_registered
-    from forty_thieves_env.registration import ENV_IDS
+    from forty_thieves_env.envs.registration import ENV_IDS
 
     ensure_registered()
     model = run_dir / "best_model.zip"

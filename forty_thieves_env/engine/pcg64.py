@@ -1,7 +1,7 @@
 """Deal-number generators inside compiled code: numpy's ``PCG64`` ``Generator.integers``, ported.
 
 Every game of a batch draws its deal numbers from its own ``numpy.random.Generator``
-(``PCG64``), exactly as a single environment does (:func:`~.batch.draw_deal`), so that a
+(``PCG64``), exactly as a single environment does (:func:`~forty_thieves_env.envs.sampling.draw_deal`), so that a
 seed fixes every deal forever. Calling numpy once per reset from Python costs ~4 µs a game,
 a good part of a batch step's serial time; so the batch keeps each generator's state in
 a row of a ``uint64`` array and the step kernel draws from it, with the same arithmetic as
@@ -105,7 +105,7 @@ def bounded_uint32(st, rng):
 
 @njit(cache=True)
 def draw_deal_from(st, deals, low, high):
-    """A deal number from the generator in row ``st``, as :func:`~.batch.draw_deal` draws it:
+    """A deal number from the generator in row ``st``, as :func:`~forty_thieves_env.envs.sampling.draw_deal` draws it:
     ``deals[integers(len(deals))]`` when ``deals`` is not empty, else ``integers(low, high,
     endpoint=True)``."""
     if deals.shape[0] > 0:

@@ -13,9 +13,9 @@ from agents.players.lookahead import LookaheadAgent
 from agents.players.view import StockRecall, determinize, state_from_oracle
 from agents.players.weights import CYCLE, POINTLESS, TWIN, weights_array
 from forty_thieves_env import PRESETS, GameState, deal, format_position, get_variant, parse_move, parse_position
-from forty_thieves_env.encoding import ObservationEncoder
 from forty_thieves_env.engine.cards import N_CODES, N_RANKS, RANK_LETTERS, SUIT_LETTERS
-from forty_thieves_env.env import FortyThievesEnv
+from forty_thieves_env.envs.env import FortyThievesEnv
+from forty_thieves_env.envs.observation import ObservationEncoder
 
 # Small budgets: these tests check behaviour, not strength.
 FAST = {

@@ -156,7 +156,7 @@ def test_trained_model_plugs_into_evaluate(run: Path, tmp_path: Path, capsys: py
 
 def test_ppo_agent_plays_legal_moves_and_checks_the_variant(run: Path) -> None:
     from agents.players.base import make_agent
-    from forty_thieves_env.env import FortyThievesEnv
+    from forty_thieves_env.envs.env import FortyThievesEnv
 
     agent = make_agent("ppo", "classic", model=str(run / "best_model.zip"))
     env = FortyThievesEnv("classic")
@@ -213,7 +213,7 @@ def test_eval_chunks_play_every_deal_once() -> None:
 
 def test_ppo_agent_moves_are_the_models(run: Path) -> None:
     from agents.players.base import make_agent
-    from forty_thieves_env.env import FortyThievesEnv
+    from forty_thieves_env.envs.env import FortyThievesEnv
 
     greedy = make_agent("ppo", "classic", model=str(run / "best_model.zip"))
     sampler = make_agent("ppo", "classic", model=str(run / "best_model.zip"), deterministic=False)

@@ -1,4 +1,4 @@
-"""The compiled deal draws (:mod:`forty_thieves_env.generators`) against numpy's own Generator."""
+"""The compiled deal draws (:mod:`forty_thieves_env.engine.pcg64`) against numpy's own Generator."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forty_thieves_env.batch import DEAL_RANGE, G_DEAL, G_NEXT_DEAL, BatchGames, draw_deal, new_rng
 from forty_thieves_env.engine.pcg64 import (
     ST_LEN,
     bounded_uint32,
@@ -17,6 +16,9 @@ from forty_thieves_env.engine.pcg64 import (
     import_state,
     next_uint64,
 )
+from forty_thieves_env.envs.batch import BatchGames
+from forty_thieves_env.envs.sampling import DEAL_RANGE, draw_deal, new_rng
+from forty_thieves_env.envs.step import G_DEAL, G_NEXT_DEAL
 
 
 def _row(rng: np.random.Generator) -> np.ndarray:

@@ -20,9 +20,9 @@ arguments (``vectorization_mode="sync"`` gives Gymnasium's ``SyncVectorEnv`` ins
 
 from __future__ import annotations
 
-ENTRY_POINT = "forty_thieves_env.env:FortyThievesEnv"
+ENTRY_POINT = "forty_thieves_env.envs.env:FortyThievesEnv"
 #: ``gym.make_vec(id, num_envs=N)`` builds the native batched environment (:mod:`.vector`).
-VECTOR_ENTRY_POINT = "forty_thieves_env.vector:FortyThievesVectorEnv"
+VECTOR_ENTRY_POINT = "forty_thieves_env.envs.vector:FortyThievesVectorEnv"
 #: Far beyond any real game (a long one takes a few hundred moves); stops shuffling loops.
 MAX_EPISODE_STEPS = 1000
 

@@ -1,14 +1,14 @@
 """Winnable-deal sets: training deals the solver proved winnable, with their winning lines.
 
-Each set is ``data/winnable/<variant>.json.gz`` in this package, made by
+Each set is ``forty_thieves_env/data/winnable/<variant>.json.gz`` (package data), made by
 ``forty-thieves solve ... --export-winnable`` (:mod:`agents.solving`; the exact command,
 the solver budget, the date, the deals searched and the counts of won / lost / unknown
 are in its :func:`meta`). A deal is in the set when the perfect-information solver found a
 win within its budget; its certificate is that win as move text, which
-:meth:`~.state.GameState.play` replays from the deal's start to a won position.
+:meth:`~forty_thieves_env.text.game.GameState.play` replays from the deal's start to a won position.
 
 The sets are a biased subset: the deals the solver found easy, drawn only from the
-training range (:data:`.deals.TRAIN_RANGE`), never from the test or validation splits.
+training range (:data:`forty_thieves_env.engine.deals.TRAIN_RANGE`), never from the test or validation splits.
 ``FortyThievesEnv(winnable_only=True)`` (and the vector envs) deal only from them; an
 agent trained that way is still evaluated on the ordinary splits.
 
@@ -25,16 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from .engine.variants import PRESETS, Variant, get_variant
+from ..engine.variants import PRESETS, Variant, get_variant
 
 __all__ = ["available", "certificate", "meta", "restrict_deals", "winnable_deals"]
 
+#: Where the sets lie, inside the ``forty_thieves_env`` package (its package data).
+_PACKAGE = "forty_thieves_env"
 _FOLDER = ("data", "winnable")
 
 
 def available() -> list[str]:
     """The variants (preset names) that ship a winnable set."""
-    folder = resources.files(__package__).joinpath(*_FOLDER)
+    folder = resources.files(_PACKAGE).joinpath(*_FOLDER)
     if not folder.is_dir():
         return []
     names = [p.name[: -len(".json.gz")] for p in folder.iterdir() if p.name.endswith(".json.gz")]
@@ -55,7 +57,7 @@ def _preset_name(variant: str | Variant) -> str:
 
 @cache
 def _load(name: str) -> dict[str, Any]:
-    path = resources.files(__package__).joinpath(*_FOLDER, f"{name}.json.gz")
+    path = resources.files(_PACKAGE).joinpath(*_FOLDER, f"{name}.json.gz")
     if not path.is_file():
         raise ValueError(f"no winnable set for variant {name!r}; sets exist for {', '.join(available()) or '(none)'}")
     with path.open("rb") as f:

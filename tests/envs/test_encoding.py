@@ -1,4 +1,4 @@
-"""Observation encoding and reward specs: the numba kernels against a plain reference.
+"""The observation encoder and reward specs: the numba kernels against a plain reference.
 
 The reference here decodes a GameState through its Python properties, never through the
 kernels, so a wrong offset, code or padding in the kernels shows up as a mismatch.
@@ -11,18 +11,21 @@ import pytest
 from numba import njit
 
 from forty_thieves_env import PRESETS, GameState, deal, format_position, get_variant, parse_card
-from forty_thieves_env.encoding import (
+from forty_thieves_env.engine.cards import N_CARDS
+from forty_thieves_env.engine.layout import CFG_OFF_DOWN, CFG_OFF_LEN, CFG_OFF_STOCK, CFG_OFF_TAB, S_STOCK_LEN
+from forty_thieves_env.envs.observation import (
     FACE_DOWN,
     NO_CARD,
     ObservationEncoder,
-    encode_into,
-    encode_oracle_into,
+    encode_obs,
+    flat_place,
+    obs_place,
     observation_fields,
+    observation_lay,
+    observation_layout,
     observation_space,
 )
-from forty_thieves_env.engine.cards import N_CARDS
-from forty_thieves_env.engine.layout import CFG_OFF_DOWN, CFG_OFF_LEN, CFG_OFF_STOCK, CFG_OFF_TAB, S_STOCK_LEN
-from forty_thieves_env.rewards import (
+from forty_thieves_env.envs.rewards import (
     FoundationReward,
     Reward,
     ScoreReward,
@@ -119,38 +122,43 @@ def test_kernels_overwrite_every_slot() -> None:
     """Outputs start as garbage (a reused buffer): every slot must be written."""
     for variant in ("rank_and_file", "relaxed", "limited"):
         v = get_variant(variant)
-        fields = observation_fields(v, oracle=True)
+        oracle = observation_layout(v, "oracle")
+        size = max(stop for _, stop, _ in oracle.values())
         for game in random_states(variant, 10, seed=5):
-            clean = [np.zeros(shape, dtype=np.int8) for shape, _ in fields.values()]
-            dirty = [np.full(shape, 77, dtype=np.int8) for shape, _ in fields.values()]
-            encode_oracle_into(game.array, game.cfg, *clean)
-            encode_oracle_into(game.array, game.cfg, *dirty)
-            for a, b in zip(clean, dirty, strict=True):
-                np.testing.assert_array_equal(a, b)
-            dirty4 = [np.full(shape, 77, dtype=np.int8) for shape, _ in list(fields.values())[:4]]
-            encode_into(game.array, game.cfg, *dirty4)
-            for a, b in zip(clean[:4], dirty4, strict=True):
-                np.testing.assert_array_equal(a, b)
+            clean = np.zeros(size, dtype=np.int8)
+            dirty = np.full(size, 77, dtype=np.int8)
+            encode_obs(game.array, game.cfg, clean, flat_place(oracle), 1)
+            encode_obs(game.array, game.cfg, dirty, flat_place(oracle), 1)
+            np.testing.assert_array_equal(clean, dirty)
+            # Without the oracle fields, the row is the first four fields, written in full.
+            plain = observation_layout(v, "dict")
+            dirty4 = np.full(max(stop for _, stop, _ in plain.values()), 77, dtype=np.int8)
+            encode_obs(game.array, game.cfg, dirty4, flat_place(plain), 0)
+            np.testing.assert_array_equal(clean[: dirty4.size], dirty4)
 
 
 @njit(cache=False)
-def _encode_batch(states, cfg, tab, waste, found, counts):
+def _encode_batch(states, cfg, obs, lay):
     for g in range(states.shape[0]):
-        encode_into(states[g], cfg, tab[g], waste[g], found[g], counts[g])
+        encode_obs(states[g], cfg, obs, obs_place(lay, g), 0)
 
 
 def test_kernel_is_callable_per_game_from_compiled_code() -> None:
-    """A batched env calls the kernel on rows of (N, ...) arrays inside its own kernel."""
+    """A batched env calls the kernel for every game inside its own kernel, into one buffer
+    laid out one block per field (each field's rows of all games together)."""
     v = get_variant("rank_and_file")
     games = random_states("rank_and_file", 6, seed=11)
     states = np.stack([g.array for g in games])
+    layout = observation_layout(v, "dict")
+    size = max(stop for _, stop, _ in layout.values())
+    obs = np.full(len(games) * size, 77, dtype=np.int8)
+    _encode_batch(states, games[0].cfg, obs, observation_lay(layout, len(games), by_field=True))
     fields = observation_fields(v)
-    outs = [np.zeros((len(games), *shape), dtype=np.int8) for shape, _ in fields.values()]
-    _encode_batch(states, games[0].cfg, *outs)
-    for g, game in enumerate(games):
-        ref = reference(game)
-        for key, out in zip(fields, outs, strict=True):
-            np.testing.assert_array_equal(out[g], ref[key])
+    for name, (start, stop, shape) in layout.items():
+        block = obs[len(games) * start : len(games) * stop].reshape(len(games), *shape)
+        for g, game in enumerate(games):
+            np.testing.assert_array_equal(block[g], reference(game)[name], err_msg=name)
+    assert list(fields) == list(layout)
 
 
 def _permute_hidden(game: GameState, rng: np.random.Generator) -> GameState | None:

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from forty_thieves_env import deal, get_variant
-from forty_thieves_env.batch import G_DEAL, G_NEXT_DEAL, BatchGames
 from forty_thieves_env.engine.deals import TRAIN_RANGE
-from forty_thieves_env.winnable import available, certificate, meta, restrict_deals, winnable_deals
+from forty_thieves_env.envs.batch import BatchGames
+from forty_thieves_env.envs.step import G_DEAL, G_NEXT_DEAL
+from forty_thieves_env.envs.winnable import available, certificate, meta, restrict_deals, winnable_deals
 
 SHIPPED = available()
 
@@ -66,7 +67,7 @@ def test_every_certificate_replays(variant):
 def test_loader_imports_without_gymnasium_or_torch():
     code = (
         "import sys; sys.modules['gymnasium'] = None\n"
-        "from forty_thieves_env.winnable import certificate, winnable_deals\n"
+        "from forty_thieves_env.envs.winnable import certificate, winnable_deals\n"
         "d = int(winnable_deals('classic')[0]); assert certificate('classic', d)\n"
         "assert 'torch' not in sys.modules\n"
     )
@@ -129,7 +130,7 @@ def test_vector_envs_deal_only_winnable():
     assert set(games.games[:, G_DEAL].tolist()) <= win
     assert set(games.games[:, G_NEXT_DEAL].tolist()) <= win  # the next autoreset deals too
 
-    from forty_thieves_env.sb3 import FortyThievesVecEnv
+    from forty_thieves_env.envs.sb3 import FortyThievesVecEnv
 
     venv = FortyThievesVecEnv(3, "classic", winnable_only=True)
     assert set(venv.batch.deals.tolist()) == set(winnable_deals("classic").tolist())

@@ -12,7 +12,7 @@ import pytest
 
 import forty_thieves_env  # noqa: F401 (registers the ids)
 from forty_thieves_env import deal, parse_position
-from forty_thieves_env.render import (
+from forty_thieves_env.envs.render import (
     CARD_H,
     CARD_W,
     FAN_STEP,

@@ -28,8 +28,8 @@ from forty_thieves_env import (
 from forty_thieves_env.engine.cards import N_CARDS
 from forty_thieves_env.engine.deals import SPLITS, TRAIN_RANGE
 from forty_thieves_env.engine.rules import is_legal
-from forty_thieves_env.registration import MAX_EPISODE_STEPS
-from forty_thieves_env.rewards import FoundationReward
+from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
+from forty_thieves_env.envs.rewards import FoundationReward
 
 IDS = list(ENV_IDS)
 

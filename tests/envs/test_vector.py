@@ -21,12 +21,12 @@ from gymnasium.vector import AutoresetMode
 
 import forty_thieves_env
 from forty_thieves_env import ENV_IDS, IllegalMoveError, deal, format_position, get_variant, parse_move
-from forty_thieves_env.batch import PARALLEL_MIN_GAMES, BatchGames, encode_obs, flat_place
-from forty_thieves_env.encoding import ObservationEncoder
 from forty_thieves_env.engine.deals import SPLITS, TRAIN_RANGE
-from forty_thieves_env.registration import MAX_EPISODE_STEPS
-from forty_thieves_env.rewards import FoundationReward
-from forty_thieves_env.vector import FortyThievesVectorEnv
+from forty_thieves_env.envs.batch import PARALLEL_MIN_GAMES, BatchGames
+from forty_thieves_env.envs.observation import ObservationEncoder, encode_obs, flat_place
+from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
+from forty_thieves_env.envs.rewards import FoundationReward
+from forty_thieves_env.envs.vector import FortyThievesVectorEnv
 
 NEXT, SAME = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP
 
@@ -218,9 +218,11 @@ def test_parallel_and_serial_kernels_agree() -> None:
         )
 
 
-def test_fast_encoder_writes_what_the_encoding_kernels_write() -> None:
-    """The batch kernels' encoder against :mod:`.encoding`'s kernels, on states of random play,
-    in both buffer layouts (flat rows; one block per field), and the fields handed out."""
+def test_batch_observations_equal_the_single_game_encoder() -> None:
+    """The batch's observations, refreshed step by step by the kernels, against a full encode
+    of each game's state by the single-game :class:`ObservationEncoder` (itself held to a
+    reference in test_encoding), on states of random play, in both buffer layouts (flat
+    rows; one block per field), and the fields handed out."""
     for variant in ("classic", "rank_and_file", "relaxed", "limited", "maria"):
         for mode in ("flat", "dict", "oracle"):
             b = BatchGames(40, variant, observation=mode, max_episode_steps=200)
@@ -431,7 +433,7 @@ def test_render_modes() -> None:
 def test_sb3_vec_env_matches_dummy_vec_env(env_id: str, kwargs: dict) -> None:
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from forty_thieves_env.sb3 import make_sb3_vec_env
+    from forty_thieves_env.envs.sb3 import make_sb3_vec_env
 
     n = 6
     ours = make_sb3_vec_env(env_id, n_envs=n, seed=5, max_episode_steps=30, **kwargs)
@@ -463,7 +465,7 @@ def test_sb3_vec_env_infos_and_attributes() -> None:
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.monitor import Monitor
 
-    from forty_thieves_env.sb3 import FortyThievesVecEnv
+    from forty_thieves_env.envs.sb3 import FortyThievesVecEnv
 
     venv = FortyThievesVecEnv(4, "classic", max_episode_steps=5, reward="score")
     venv.seed(0)
@@ -515,7 +517,7 @@ def test_maskable_ppo_on_the_native_vec_env(env_id: str, one_torch_thread) -> No
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecEnvWrapper
 
-    from forty_thieves_env.sb3 import make_sb3_vec_env
+    from forty_thieves_env.envs.sb3 import make_sb3_vec_env
 
     class Checked(VecEnvWrapper):
         """Counts mask fetches and asserts every action MaskablePPO sends is legal."""
@@ -554,7 +556,8 @@ def test_sample_legal_picks_the_floor_u_times_count_th_legal_action(n) -> None:
     """The word-at-a-time samplers (counting, and given the count) against the plain
     definition, on every action-space width of the presets and odd ones, sparse to full
     rows, contiguous or not."""
-    from forty_thieves_env.batch import G_LEGAL, G_LEN, sample_counted, sample_legal
+    from forty_thieves_env.envs.sampling import sample_counted, sample_legal
+    from forty_thieves_env.envs.step import G_LEGAL, G_LEN
 
     rng = np.random.default_rng(n)
     for p in (0.0, 0.01, 0.3, 1.0):

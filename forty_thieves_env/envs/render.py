@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .engine.cards import N_FOUNDATIONS, N_RANKS, RANK_LETTERS, SUIT_SYMBOLS
-from .engine.variants import Variant
-from .text.game import GameState
+from ..engine.cards import N_FOUNDATIONS, N_RANKS, RANK_LETTERS, SUIT_SYMBOLS
+from ..engine.variants import Variant
+from ..text.game import GameState
 
 if TYPE_CHECKING:
     from PIL import Image, ImageDraw

@@ -32,7 +32,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from .engine.cards import N_CARDS
+from ..engine.cards import N_CARDS
 
 # Slots of a reward spec array.
 R_PER_CARD = 0

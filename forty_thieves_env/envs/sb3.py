@@ -4,7 +4,7 @@
 yourself::
 
     from sb3_contrib import MaskablePPO
-    from forty_thieves_env.sb3 import make_sb3_vec_env
+    from forty_thieves_env.envs.sb3 import make_sb3_vec_env
 
     venv = make_sb3_vec_env("FortyThieves-Josephine-v0", n_envs=16, seed=0)
     model = MaskablePPO("MultiInputPolicy", venv).learn(100_000)
@@ -36,20 +36,29 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from .batch import F_TERMINATED, F_TRUNCATED, F_WON, G_CARDS, G_DEAL, G_ELAPSED, G_MOVES, BatchGames
-from .encoding import observation_space
-from .engine.variants import Variant
+try:
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
+except ImportError as exc:  # the core install has no SB3
+    raise ImportError(
+        "forty_thieves_env.envs.sb3 needs stable-baselines3: "
+        'install the extra with `pip install "forty-thieves-env[train]"`'
+    ) from exc
+
+from ..engine.variants import Variant
+from .batch import BatchGames
+from .batch_kernels import F_TERMINATED, F_TRUNCATED, F_WON
+from .observation import observation_space
+from .options import EnvOptions
 from .registration import ENV_IDS, MAX_EPISODE_STEPS
-from .rewards import Reward
+from .step import G_CARDS, G_DEAL, G_ELAPSED, G_MOVES
 
 __all__ = ["FortyThievesVecEnv", "make_sb3_vec_env"]
 
@@ -62,8 +71,9 @@ class FortyThievesVecEnv(VecEnv):
 
     Args:
         num_envs: Number of games ``N``.
-        variant, observation, reward, illegal_action, deals, winnable_only, render_mode, **options: as
-            :class:`~.env.FortyThievesEnv`.
+        variant, **options: as :class:`~.env.FortyThievesEnv` (``observation``, ``reward``,
+            ``illegal_action``, ``deals``, ``winnable_only``, ``render_mode`` and variant
+            options), checked by :meth:`.options.EnvOptions.make`.
         max_episode_steps: Truncate an episode after this many steps (default 1000, as the
             registered ids; ``None``: never).
         num_threads: numba threads for this environment's steps (default: all).
@@ -74,38 +84,20 @@ class FortyThievesVecEnv(VecEnv):
         num_envs: int,
         variant: str | Variant = "classic",
         *,
-        observation: str = "dict",
-        reward: str | Reward = "foundation",
-        illegal_action: str = "penalize",
-        deals: str | Iterable[int] | np.ndarray | None = None,
-        winnable_only: bool = False,
-        render_mode: str | None = None,
         max_episode_steps: int | None = MAX_EPISODE_STEPS,
         num_threads: int | None = None,
         **options: Any,
     ) -> None:
-        if render_mode is not None and render_mode not in ("ansi", "rgb_array"):
-            raise ValueError(f"unknown render_mode {render_mode!r}; choose 'ansi' or 'rgb_array'")
-        self.batch = BatchGames(
-            num_envs,
-            variant,
-            observation=observation,
-            reward=reward,
-            illegal_action=illegal_action,
-            deals=deals,
-            winnable_only=winnable_only,
-            max_episode_steps=max_episode_steps,
-            autoreset="same_step",
-            num_threads=num_threads,
-            **options,
+        opts = EnvOptions.make(variant, **options)
+        b = self.batch = BatchGames(
+            num_envs, opts, max_episode_steps=max_episode_steps, autoreset="same_step", num_threads=num_threads
         )
-        b = self.batch
         self.variant = b.variant
         self.n_actions = b.n_actions
         self.observation_mode = b.observation_mode
-        self.render_mode = render_mode
+        self.render_mode = opts.render_mode
         self.max_episode_steps = max_episode_steps
-        super().__init__(b.num_games, observation_space(b.variant, observation), spaces.Discrete(b.n_actions))
+        super().__init__(b.num_games, observation_space(b.variant, b.observation_mode), spaces.Discrete(b.n_actions))
         self._actions = np.zeros(b.num_games, dtype=np.int64)
         self._started = time.time()
         self._vector: Any = None  # a Gymnasium vector view, only built to render
@@ -207,27 +199,27 @@ class FortyThievesVecEnv(VecEnv):
 
     # ----- per-game helpers -----------------------------------------------------------
     def _game(self, i: int) -> Any:
-        from .text.game import GameState
+        from ..text.game import GameState
 
         return GameState(self.variant, self.batch.states[i])
 
     def _game_position_text(self, i: int) -> str:
-        from .text.position import format_position
+        from ..text.position import format_position
 
         return format_position(self._game(i))
 
     def _game_legal_moves(self, i: int) -> list[str]:
-        from .text.notation import format_move
+        from ..text.notation import format_move
 
         return [format_move(self.variant, int(a)) for a in np.flatnonzero(self.batch.masks[i])]
 
     def _game_describe_action(self, i: int, action: int) -> str:
-        from .text.notation import format_move
+        from ..text.notation import format_move
 
         return format_move(self.variant, int(action))
 
     def _game_action_for(self, i: int, move: str) -> int:
-        from .text.notation import parse_move
+        from ..text.notation import parse_move
 
         return parse_move(self.variant, move)
 

@@ -9,40 +9,23 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .batch import (
-    DEAL_RANGE,
-    G_CARDS,
-    G_LEGAL,
-    G_LEN,
-    G_MOVES,
-    ILLEGAL_ACTIONS,
-    P_ILLEGAL_TERMINATES,
-    P_LEN,
-    P_ORACLE,
-    ST_ILLEGAL,
-    ST_TERMINATED,
-    ST_WON,
-    check_deals,
-    check_position,
-    draw_deal,
-    flat_place,
-    observation_layout,
-    step_one,
-)
-from .encoding import ObservationEncoder, check_mode, observation_space
-from .engine.config import config_for
-from .engine.deals import check_deal_number, deal_layout, shuffled_pack
-from .engine.layout import CFG_N_ACTIONS
-from .engine.rules import cards_home, legal_mask
-from .engine.variants import Variant, get_variant
-from .rewards import Reward, make_reward
-from .text.errors import IllegalMoveError
-from .text.explain import why_illegal
-from .text.game import GameState
-from .text.notation import format_move, parse_move
-from .text.position import format_position
+from ..engine.config import config_for
+from ..engine.deals import check_deal_number, deal_layout, shuffled_pack
+from ..engine.layout import CFG_N_ACTIONS
+from ..engine.rules import cards_home, legal_mask
+from ..engine.variants import Variant
+from ..text.errors import IllegalMoveError
+from ..text.explain import why_illegal
+from ..text.game import GameState
+from ..text.notation import format_move, parse_move
+from ..text.position import format_position
+from .observation import ObservationEncoder, observation_space
+from .options import RENDER_MODES, EnvOptions, check_position
+from .rewards import Reward
+from .sampling import draw_deal
+from .step import G_CARDS, G_LEGAL, G_LEN, G_MOVES, ST_ILLEGAL, ST_TERMINATED, ST_WON, kernel_params, step_one
 
-__all__ = ["DEAL_RANGE", "ILLEGAL_ACTIONS", "EnvState", "FortyThievesEnv"]
+__all__ = ["EnvState", "FortyThievesEnv"]
 
 Observation = dict[str, np.ndarray] | np.ndarray
 
@@ -62,8 +45,8 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
 
     Two-deck patience: build all 104 cards onto eight foundations, ace to king in suit,
     from ten (or nine, or twelve) columns that build down, a stock turned one card at a
-    time and its waste. The rules of every variant are in :mod:`forty_thieves_env.rules`;
-    the variants are :data:`forty_thieves_env.variants.PRESETS` (one registered id each).
+    time and its waste. The rules of every variant are in :mod:`forty_thieves_env.engine.rules`;
+    the variants are :data:`forty_thieves_env.engine.variants.PRESETS` (one registered id each).
 
     ## Action Space
 
@@ -109,7 +92,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     flattened and concatenated in that order (for ``MlpPolicy``).
     ``observation="oracle"``: the ``Dict`` plus ``stock`` ``(T,)`` (stock cards, next to
     turn first, 53 after the last) and ``tableau_revealed`` ``(C, D)`` (face-down cards
-    shown): perfect information, for planning research. See :mod:`.encoding`.
+    shown): perfect information, for planning research. See :mod:`.observation`.
 
     ## Rewards
 
@@ -122,10 +105,10 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     ## Starting State
 
     ``reset(seed=s)`` draws a deal number from ``np_random``, uniformly from ``deals`` when
-    given, else from the training range 32000..2**31-1 (:data:`.deals.TRAIN_RANGE`, apart
+    given, else from the training range 32000..2**31-1 (:data:`forty_thieves_env.engine.deals.TRAIN_RANGE`, apart
     from the evaluation splits 1..2000), and deals PySolFC's game of that number;
     ``options={"deal": n}`` plays deal ``n``; ``options={"position": text}`` starts from a
-    position in the position format (see :mod:`.notation`) of this variant.
+    position in the position format (see :mod:`forty_thieves_env.text.notation`) of this variant.
 
     ## Episode End
 
@@ -139,24 +122,24 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     ## Arguments
 
     * ``variant``: a preset name (``"classic"``, ``"josephine"``, ``"streets"``, ``"maria"``,
-      ``"limited"``, ``"rank_and_file"``, ``"relaxed"``) or a :class:`~.variants.Variant`.
+      ``"limited"``, ``"rank_and_file"``, ``"relaxed"``) or a :class:`~forty_thieves_env.engine.variants.Variant`.
     * ``observation``: ``"dict"``, ``"flat"`` or ``"oracle"``.
     * ``reward``: ``"foundation"``, ``"win"``, ``"score"`` or a :class:`~.rewards.Reward`.
     * ``illegal_action``: what an action outside the mask does. ``"penalize"`` (default, so
       that Gymnasium's ``check_env`` and unmasked agents can sample any action): the state
       is unchanged, the reward is the reward's ``illegal`` value and
-      ``info["illegal_action"]`` is true. ``"raise"``: :class:`~.state.IllegalMoveError`
+      ``info["illegal_action"]`` is true. ``"raise"``: :class:`~forty_thieves_env.text.errors.IllegalMoveError`
       naming the move and why it is illegal, state unchanged. ``"terminate"``: as
       ``"penalize"`` but the episode ends.
     * ``deals``: the deal numbers a reset draws from: a split name (``"test"``: 1..1000,
-      ``"validation"``: 1001..2000, see :func:`.deals.deal_split`) or a sequence of numbers.
+      ``"validation"``: 1001..2000, see :func:`forty_thieves_env.engine.deals.deal_split`) or a sequence of numbers.
     * ``winnable_only``: deal only deals that the solver proved winnable, from the variant's
       shipped set (:mod:`.winnable`: training deals, each with a winning line; a biased,
       easier subset). With ``deals`` it keeps the given deals that are in the set (an error
       if none is). Only the unmodified presets have sets. ``options={"deal": n}`` still
       plays any deal.
     * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (``(H, W, 3) uint8``).
-    * any :class:`~.variants.Variant` option as a keyword (``redeals=1``,
+    * any :class:`~forty_thieves_env.engine.variants.Variant` option as a keyword (``redeals=1``,
       ``run_moves="supermove"``, ``auto_play_safe=True``, ...), overriding the preset.
 
     ```python
@@ -168,7 +151,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     * v0: Initial version.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 (Gymnasium's convention)
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}  # noqa: RUF012 (Gymnasium's convention)
 
     def __init__(
         self,
@@ -182,43 +165,40 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         render_mode: str | None = None,
         **options: Any,
     ) -> None:
-        self.variant: Variant = get_variant(variant, **options)
+        opts = self.options = EnvOptions.make(
+            variant,
+            observation=observation,
+            reward=reward,
+            illegal_action=illegal_action,
+            deals=deals,
+            winnable_only=winnable_only,
+            render_mode=render_mode,
+            **options,
+        )
+        self.variant: Variant = opts.variant
         self.cfg = config_for(self.variant)
         self.n_actions = int(self.cfg[CFG_N_ACTIONS])
-        self.observation_mode = check_mode(observation)
-        self.reward: Reward = make_reward(reward)
-        if illegal_action not in ILLEGAL_ACTIONS:
-            raise ValueError(f"unknown illegal_action {illegal_action!r}; choose one of {', '.join(ILLEGAL_ACTIONS)}")
-        self.illegal_action = illegal_action
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {self.metadata['render_modes']}")
-        self.render_mode = render_mode
-        self.deals = self._check_deals(deals)
-        self.winnable_only = bool(winnable_only)
-        if self.winnable_only:
-            from .winnable import restrict_deals
-
-            self.deals = restrict_deals(self.variant, self.deals)
+        self.observation_mode = opts.observation
+        self.reward: Reward = opts.reward
+        self.illegal_action = opts.illegal_action
+        self.render_mode = opts.render_mode
+        self.deals = opts.deals
+        self.winnable_only = opts.winnable_only
 
         self.action_space = spaces.Discrete(self.n_actions)
-        self.observation_space = observation_space(self.variant, observation)
+        self.observation_space = observation_space(self.variant, self.observation_mode)
 
         self._game = GameState(self.variant)
         self._s = self._game.array  # (size,) int8, the live state
         self._mask = np.zeros(self.n_actions, dtype=np.bool_)  # (n,) legal actions now
-        self._encoder = ObservationEncoder(self.variant, observation)
-        # The fused step kernel (:func:`.batch.step_one`) reads these: reward numbers, mode
+        self._encoder = ObservationEncoder(self.variant, self.observation_mode)
+        # The fused step kernel (:func:`.step.step_one`) reads these: reward numbers, mode
         # switches, and the game's counters (moves and cards home are kept there).
         self._spec = self.reward.spec()
-        self._params = np.zeros(P_LEN, dtype=np.int64)
-        self._params[P_ORACLE] = self.observation_mode == "oracle"
-        self._params[P_ILLEGAL_TERMINATES] = illegal_action == "terminate"
+        self._params = kernel_params(opts)
         self._counters = np.zeros(G_LEN, dtype=np.int64)
-        self._place = flat_place(observation_layout(self.variant, self.observation_mode))  # fields in the buffer
         self._deal = 0
         self._renderer: Any = None
-
-    _check_deals = staticmethod(check_deals)
 
     @property
     def _moves(self) -> int:
@@ -257,7 +237,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     def step(self, action: int | np.integer) -> tuple[Observation, SupportsFloat, bool, bool, dict]:
         """Play one action; see the class docstring for rewards, episode end and ``info``.
 
-        One compiled call (:func:`.batch.step_one`) checks the action against the mask,
+        One compiled call (:func:`.step.step_one`) checks the action against the mask,
         plays it, and refreshes the reward, mask, observation buffer and counters.
         """
         a = int(action)
@@ -269,7 +249,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
             raise IllegalMoveError(f"illegal move {format_move(self.variant, a)}: {why_illegal(self._s, self.cfg, a)}")
         enc = self._encoder
         reward, status, moves, cards = step_one(
-            self._s, self.cfg, self._mask, enc.buffer, self._place, self._spec, a, self._params, self._counters
+            self._s, self.cfg, self._mask, enc.buffer, enc.place, self._spec, a, self._params, self._counters
         )
         info = {
             "deal": self._deal,
@@ -279,11 +259,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
             "illegal_action": (status & ST_ILLEGAL) != 0,
             "action_mask": self._mask.copy(),
         }
-        if enc.mode == "flat":
-            obs = enc.buffer.copy()
-        else:
-            obs = {name: view.copy() for name, view in enc.views.items()}
-        return obs, reward, (status & ST_TERMINATED) != 0, False, info
+        return enc.observation(), reward, (status & ST_TERMINATED) != 0, False, info
 
     def _info(self, won: bool, illegal: bool) -> dict[str, Any]:
         return {
@@ -336,7 +312,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         return [format_move(self.variant, a) for a in np.flatnonzero(self._mask)]
 
     def position_text(self) -> str:
-        """The current position in the position format (:func:`~.notation.parse_position` reads it)."""
+        """The current position in the position format (:func:`~forty_thieves_env.text.notation.parse_position` reads it)."""
         return format_position(self._game)
 
     @property

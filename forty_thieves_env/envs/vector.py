@@ -36,10 +36,10 @@ all the games (:mod:`.batch`).
   ``TimeLimit``) counts every step of an episode, refused actions included.
 * **Illegal actions**: ``"penalize"`` and ``"terminate"`` per game, as the single
   environment; ``"raise"`` checks the whole batch first and raises
-  :class:`~.state.IllegalMoveError` (naming the game) before any game moves.
+  :class:`~forty_thieves_env.text.errors.IllegalMoveError` (naming the game) before any game moves.
 * **Threads**: the kernel runs on numba's threads (``NUMBA_NUM_THREADS``, all cores by
   default); ``num_threads=k`` uses ``k`` of them for this environment's calls. Batches of
-  fewer than :data:`~.batch.PARALLEL_MIN_GAMES` games run in the calling thread.
+  fewer than :data:`.batch.PARALLEL_MIN_GAMES` games run in the calling thread.
 * **Fresh arrays**: every step's observations (each ``dict`` field one contiguous array),
   rewards, flags, masks and info arrays are new arrays, never touched again; the kernel
   writes the observations, masks and info counters into them as it steps each game.
@@ -49,7 +49,6 @@ all the games (:mod:`.batch`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import gymnasium as gym
@@ -58,19 +57,12 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .batch import (
-    F_ILLEGAL,
-    F_TERMINATED,
-    F_TRUNCATED,
-    F_WON,
-    G_CARDS,
-    G_DEAL,
-    G_MOVES,
-    BatchGames,
-)
-from .encoding import observation_space
-from .engine.variants import Variant
-from .rewards import Reward
+from ..engine.variants import Variant
+from .batch import BatchGames
+from .batch_kernels import F_ILLEGAL, F_TERMINATED, F_TRUNCATED, F_WON
+from .observation import observation_space
+from .options import RENDER_MODES, EnvOptions
+from .step import G_CARDS, G_DEAL, G_MOVES
 
 __all__ = ["FortyThievesVectorEnv", "make_vector_env"]
 
@@ -83,8 +75,9 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
 
     Args:
         num_envs: Number of games ``N``.
-        variant, observation, reward, illegal_action, deals, winnable_only, render_mode, **options: as
-            :class:`~.env.FortyThievesEnv`.
+        variant, **options: as :class:`~.env.FortyThievesEnv` (``observation``, ``reward``,
+            ``illegal_action``, ``deals``, ``winnable_only``, ``render_mode`` and variant
+            options), checked by :meth:`.options.EnvOptions.make`.
         max_episode_steps: Truncate an episode after this many steps (``None``: never);
             ``gym.make_vec`` passes the id's 1000.
         autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``SAME_STEP`` (or their
@@ -100,7 +93,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
     """
 
     metadata = {  # noqa: RUF012 (Gymnasium's convention)
-        "render_modes": ["ansi", "rgb_array"],
+        "render_modes": list(RENDER_MODES),
         "render_fps": 4,
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
@@ -110,12 +103,6 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         num_envs: int = 1,
         variant: str | Variant = "classic",
         *,
-        observation: str = "dict",
-        reward: str | Reward = "foundation",
-        illegal_action: str = "penalize",
-        deals: str | Iterable[int] | np.ndarray | None = None,
-        winnable_only: bool = False,
-        render_mode: str | None = None,
         max_episode_steps: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         num_threads: int | None = None,
@@ -125,35 +112,23 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
         if mode not in _AUTORESET:
             raise ValueError(f"autoreset_mode {mode} is not supported; use NEXT_STEP or SAME_STEP")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {self.metadata['render_modes']}")
-        self._batch = BatchGames(
-            num_envs,
-            variant,
-            observation=observation,
-            reward=reward,
-            illegal_action=illegal_action,
-            deals=deals,
-            winnable_only=winnable_only,
-            max_episode_steps=max_episode_steps,
-            autoreset=_AUTORESET[mode],
-            num_threads=num_threads,
-            **options,
+        opts = EnvOptions.make(variant, **options)
+        b = self._batch = BatchGames(
+            num_envs, opts, max_episode_steps=max_episode_steps, autoreset=_AUTORESET[mode], num_threads=num_threads
         )
-        b = self._batch
         self.num_envs = b.num_games
         self.variant = b.variant
         self.n_actions = b.n_actions
         self.observation_mode = b.observation_mode
         self.reward = b.reward
-        self.illegal_action = illegal_action
+        self.illegal_action = b.illegal_action
         self.deals = b.deals
         self.max_episode_steps = max_episode_steps
         self.autoreset_mode = mode
-        self.render_mode = render_mode
+        self.render_mode = opts.render_mode
         self.copy = copy
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
-        self.single_observation_space = observation_space(self.variant, observation)
+        self.single_observation_space = observation_space(self.variant, self.observation_mode)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.single_action_space = spaces.Discrete(self.n_actions)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -268,7 +243,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
     @property
     def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
         """The games' deal generators (one per game, as ``SyncVectorEnv`` returns its envs'):
-        snapshots of their present states (see :meth:`~.batch.BatchGames.generators`)."""
+        snapshots of their present states (see :meth:`.batch.BatchGames.generators`)."""
         return self._batch.generators()
 
     @property
@@ -278,8 +253,8 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
 
     def render(self) -> tuple[Any, ...] | None:
         """One frame per game: text (``"ansi"``) or an ``(H, W, 3) uint8`` picture (``"rgb_array"``)."""
+        from ..text.game import GameState
         from . import render
-        from .text.game import GameState
 
         b = self._batch
         games = [GameState(self.variant, b.states[i]) for i in range(self.num_envs)]
@@ -297,8 +272,8 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
 
     def position_text(self, index: int) -> str:
         """Game ``index``'s position in the position format."""
-        from .text.game import GameState
-        from .text.position import format_position
+        from ..text.game import GameState
+        from ..text.position import format_position
 
         return format_position(GameState(self.variant, self._batch.states[index]))
 

@@ -1,10 +1,10 @@
 """The step kernel's incremental mask and observation against fresh ones.
 
-:func:`forty_thieves_env.batch.step_one` recomputes only the mask entries and observation
-slots that a move can change (:func:`~forty_thieves_env.rules.refresh_legal_mask`,
-:func:`~forty_thieves_env.batch.refresh_obs`). After every step of long random games, in
+:func:`forty_thieves_env.envs.step.step_one` recomputes only the mask entries and observation
+slots that a move can change (:func:`~forty_thieves_env.engine.rules.refresh_legal_mask`,
+:func:`~forty_thieves_env.envs.observation.refresh_obs`). After every step of long random games, in
 every variant the property tests use (every preset, supermove, auto-play, redeals), both
-must equal what :func:`~forty_thieves_env.rules.legal_mask` and the observation encoder
+must equal what :func:`~forty_thieves_env.engine.rules.legal_mask` and the observation encoder
 give for the new position from scratch, and a game must end exactly when nothing is legal.
 """
 
@@ -15,21 +15,11 @@ import pytest
 from cases import VARIANTS, variant_id
 
 from forty_thieves_env import GameState, deal
-from forty_thieves_env.batch import (
-    G_LEGAL,
-    G_LEN,
-    P_LEN,
-    P_ORACLE,
-    ST_TERMINATED,
-    encode_obs,
-    flat_place,
-    observation_layout,
-    step_one,
-)
-from forty_thieves_env.encoding import ObservationEncoder
 from forty_thieves_env.engine.layout import CFG_N_ACTIONS
 from forty_thieves_env.engine.rules import legal_mask
-from forty_thieves_env.rewards import make_reward
+from forty_thieves_env.envs.observation import ObservationEncoder, encode_obs, flat_place, observation_layout
+from forty_thieves_env.envs.rewards import make_reward
+from forty_thieves_env.envs.step import G_LEGAL, G_LEN, P_LEN, P_ORACLE, ST_TERMINATED, step_one
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)

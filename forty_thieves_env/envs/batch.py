@@ -1,0 +1,387 @@
+"""The batch engine: N games of one variant stepped, reset and encoded in one compiled call.
+
+:class:`BatchGames` owns the arrays of a batch (their layout is in :mod:`.batch_kernels`)
+and calls the kernels; it is the machinery under the native vector environments
+(:mod:`.vector` for Gymnasium, :mod:`.sb3` for stable-baselines3). It imports neither
+gymnasium nor torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..engine.cards import N_CARDS
+from ..engine.config import config_for
+from ..engine.deals import check_deal_number
+from ..engine.layout import CFG_N_ACTIONS, CFG_SIZE
+from ..engine.pcg64 import ST_LEN, check_range, export_state, import_state
+from ..engine.rules import cards_home, legal_mask
+from ..engine.variants import Variant
+from .batch_kernels import F_LEN, F_TERMINATED, F_TRUNCATED, reset_batch, step_batch_parallel, step_batch_serial
+from .observation import encode_obs, obs_place, observation_lay, observation_layout
+from .options import AUTORESETS, EnvOptions, check_batch, check_position
+from .sampling import DEAL_RANGE, draw_next_deals, new_rng, sample_counted
+from .step import (
+    G_CARDS,
+    G_DEAL,
+    G_ELAPSED,
+    G_LEGAL,
+    G_LEN,
+    G_MOVES,
+    G_NEXT_DEAL,
+    G_PENDING,
+    P_ORACLE,
+    kernel_params,
+)
+
+#: Below this many games a step runs in the calling thread: waking numba's worker threads
+#: costs microseconds on an idle machine and milliseconds on a busy one, more than the
+#: work of a small batch (about a microsecond per game).
+PARALLEL_MIN_GAMES = 512
+#: Games per work item of a parallel step (see :meth:`BatchGames._run`): 64 games' per-step
+#: flags fill one cache line, so that two threads seldom write the same line.
+PARALLEL_CHUNK = 64
+
+
+class BatchGames:
+    """``num_games`` games of one variant, stepped in one compiled call (no gymnasium needed).
+
+    Every game has its own random generator for its deals, seeded as Gymnasium's
+    ``SyncVectorEnv`` seeds its sub-environments (``seed + i`` for game ``i``), and draws
+    deal numbers from it exactly as :class:`~.env.FortyThievesEnv` does; the number of
+    each game's next deal is drawn in advance (``games[:, G_NEXT_DEAL]``), and the kernel
+    draws the following one from the game's generator state (:attr:`gens`, see
+    :mod:`forty_thieves_env.engine.pcg64`) when it autoresets, without Python. A seed
+    therefore fixes every deal of every game, and game ``i`` plays the same deals as a
+    single environment reset with ``seed + i``.
+
+    Args:
+        num_games: ``N``.
+        variant: A preset name or :class:`~forty_thieves_env.engine.variants.Variant`, with
+            ``options`` (``observation``, ``reward``, ``illegal_action``, ``deals``,
+            ``winnable_only``, variant options: see :meth:`.options.EnvOptions.make`); or an
+            :class:`~.options.EnvOptions` already made (then no ``options``).
+            ``illegal_action="raise"`` is checked in Python, before any game moves.
+        max_episode_steps: Truncate an episode after this many steps (``None``: never).
+        autoreset: ``"next_step"`` or ``"same_step"`` (see :mod:`.batch_kernels`).
+        num_threads: numba threads for a step (``None``: numba's current setting).
+    """
+
+    def __init__(
+        self,
+        num_games: int,
+        variant: str | Variant | EnvOptions = "classic",
+        *,
+        max_episode_steps: int | None = None,
+        autoreset: str = "next_step",
+        num_threads: int | None = None,
+        **options: object,
+    ) -> None:
+        check_batch(num_games, max_episode_steps, autoreset, num_threads)
+        opts = self.options = EnvOptions.of(variant, **options)
+        n = self.num_games = int(num_games)
+        self.variant = opts.variant
+        self.cfg = config_for(self.variant)
+        self.n_actions = int(self.cfg[CFG_N_ACTIONS])
+        self.observation_mode = observation = opts.observation
+        self.reward = opts.reward
+        self.spec = self.reward.spec()
+        self.illegal_action = opts.illegal_action
+        self.deals = opts.deals
+        self.winnable_only = opts.winnable_only
+        self.max_episode_steps = max_episode_steps
+        self.autoreset = autoreset
+        self.num_threads = num_threads
+        self.layout = observation_layout(self.variant, observation)
+        obs_size = self.obs_size = max(stop for _, stop, _ in self.layout.values())
+        self.obs_lay = observation_lay(self.layout, n, by_field=self.observation_mode != "flat")
+
+        self.params = kernel_params(opts, AUTORESETS.index(autoreset), max_episode_steps or 0)
+        # The kernels draw deals from this list when it is not empty (see generators.py).
+        self.deal_pool = np.zeros(0, dtype=np.int64) if self.deals is None else self.deals.astype(np.int64)
+        check_range(*DEAL_RANGE, self.deal_pool.shape[0])
+
+        size = int(self.cfg[CFG_SIZE])
+        self.states = np.zeros((n, size), dtype=np.int8)
+        self.masks = np.zeros((n, self.n_actions), dtype=np.bool_)
+        self.obs = np.zeros(n * obs_size, dtype=np.int8)
+        self._obs_rows = self.obs.reshape(n, obs_size)  # the flat mode's (N, F) view, one object
+        self.games = np.zeros((n, G_LEN), dtype=np.int64)
+        self.ep_return = np.zeros(n, dtype=np.float64)
+        self.rewards = np.zeros(n, dtype=np.float64)
+        self.flags = np.zeros((F_LEN, n), dtype=np.bool_)
+        self.actions = np.zeros(n, dtype=np.int64)
+        self.decks = np.zeros((n, N_CARDS), dtype=np.int8)
+        # Last observation, mask and counters of the games a SAME_STEP step reset.
+        same = autoreset == "same_step"
+        self.final_obs = np.zeros((n if same else 0, obs_size), dtype=np.int8)
+        self.final_masks = np.zeros((n if same else 0, self.n_actions), dtype=np.bool_)
+        self.final_games = np.zeros((n if same else 0, G_LEN), dtype=np.int64)
+        self.final_return = np.zeros(n if same else 0, dtype=np.float64)
+        # What step(emit=True) hands out (filled by the kernel), and the empty stand-ins otherwise.
+        self.out_obs = np.zeros(0, dtype=np.int8)
+        self.out_masks = np.zeros((0, self.n_actions), dtype=np.bool_)
+        self.out_info = np.zeros((3, 0), dtype=np.int64)
+        self._no_outputs = (self.out_obs, self.out_masks.reshape(-1), self.out_info)
+        # Each game's deal generator (numpy's PCG64 state, drawn from by the kernels).
+        self.gens = np.zeros((n, ST_LEN), dtype=np.uint64)
+        self.seeded = False  # whether seed_rngs has given every game a generator
+        self.seeds: list[int | None] = [None] * n  # what each game's generator was seeded with
+        self._parallel = n >= PARALLEL_MIN_GAMES and num_threads != 1
+
+    # ----- views --------------------------------------------------------------------
+    def field(self, name: str, source: np.ndarray | None = None, buffer: np.ndarray | None = None) -> np.ndarray:
+        """``(N, *shape)`` view of observation field ``name``: of the live buffer ``obs`` (or
+        ``buffer``, laid out alike, e.g. :attr:`out_obs`), or of ``source``, an ``(n, F)``
+        array of flat observation rows."""
+        start, stop, shape = self.layout[name]
+        if source is not None:
+            return source[:, start:stop].reshape(source.shape[0], *shape)
+        n = self.num_games
+        buf = self.obs if buffer is None else buffer
+        if self.observation_mode == "flat":
+            return buf.reshape(n, self.obs_size)[:, start:stop].reshape(n, *shape)
+        base = n * start
+        return buf[base : base + n * (stop - start)].reshape(n, *shape)
+
+    def flat_rows(self) -> np.ndarray:
+        """``(N, F)``: every game's observation as a flat row (a copy in dict modes)."""
+        if self.observation_mode == "flat":
+            return self._obs_rows
+        return np.concatenate([self.field(name).reshape(self.num_games, -1) for name in self.layout], axis=1)
+
+    def observations(
+        self, source: np.ndarray | None = None, copy: bool = True, buffer: np.ndarray | None = None
+    ) -> np.ndarray | dict[str, np.ndarray]:
+        """Batched observations: of the live buffer (or ``buffer``, laid out alike), or of the
+        flat rows ``source``; the rows in ``"flat"`` mode, else a dict of :meth:`field`
+        arrays (each one contiguous block of the buffer); copies, or views with ``copy=False``
+        (of the live buffer: overwritten by the next step)."""
+        if self.observation_mode == "flat":
+            if source is None:
+                source = self._obs_rows if buffer is None else buffer.reshape(self.num_games, self.obs_size)
+            return source.copy() if copy else source
+        if copy:
+            return {name: self.field(name, source, buffer).copy() for name in self.layout}
+        return {name: self.field(name, source, buffer) for name in self.layout}
+
+    def final_observations(self, idx: np.ndarray) -> list[np.ndarray | dict[str, np.ndarray]]:
+        """The last observation of each game in ``idx`` that a same-step reset ended, one per game."""
+        last = self.observations(self.final_obs[idx])
+        if isinstance(last, np.ndarray):
+            return list(last)
+        return [{name: v[k] for name, v in last.items()} for k in range(len(idx))]
+
+    @property
+    def terminated(self) -> np.ndarray:
+        return self.flags[F_TERMINATED]
+
+    @property
+    def truncated(self) -> np.ndarray:
+        return self.flags[F_TRUNCATED]
+
+    # ----- deals ----------------------------------------------------------------------
+    def _refill(self, idx: Sequence[int] | np.ndarray) -> None:
+        draw_next_deals(self.gens, self.deal_pool, self.games, np.asarray(idx, dtype=np.int64))
+
+    def generators(self) -> tuple[np.random.Generator, ...]:
+        """Each game's deal generator, as a ``numpy.random.Generator`` in its present state.
+
+        Snapshots: the batch keeps the generators' states in :attr:`gens`, so drawing from
+        these does not change the games' deals. Each is one draw ahead of a single
+        environment seeded alike, the draw of the game's next deal (``G_NEXT_DEAL``).
+        """
+        if not self.seeded:
+            self.seed_rngs(None)
+        return tuple(import_state(row) for row in self.gens)
+
+    def seed_rngs(self, seed: int | Sequence[int | None] | None) -> None:
+        """(Re)seed the games' generators: ``seed + i`` for game ``i``, a list of N seeds, or ``None``.
+
+        A ``None`` seed (for all games, or one entry of a list) keeps the game's generator, as
+        ``SyncVectorEnv`` leaves a sub-environment's; games without one get an unseeded one.
+        A reseeded game's next deal is drawn again from its new generator.
+        """
+        n = self.num_games
+        if seed is None:
+            seeds: list[int | None] = [None] * n
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds = [int(seed) + i for i in range(n)]
+        else:
+            seeds = [None if s is None else int(s) for s in seed]
+            if len(seeds) != n:
+                raise ValueError(f"a list of seeds must have num_games={n} entries, got {len(seeds)}")
+        changed = [i for i, s in enumerate(seeds) if not self.seeded or s is not None]
+        for i in changed:
+            export_state(new_rng(seeds[i]), self.gens[i])
+            self.seeds[i] = seeds[i]
+        self.seeded = True
+        self._refill(changed)
+
+    def reset(
+        self,
+        seed: int | Sequence[int | None] | None = None,
+        deal: int | Sequence[int] | np.ndarray | None = None,
+        which: np.ndarray | None = None,
+        position: object = None,
+    ) -> None:
+        """Deal new games: each game's pre-drawn next deal, or ``deal`` (one number or N).
+
+        Args:
+            seed: see :meth:`seed_rngs`.
+            deal: deal numbers to play instead of drawing (one for all, or one per game).
+            which: ``(N,) bool``: reset only these games (default all).
+            position: start from this position instead (text or ``GameState``, one for all
+                or a list of N); the game's deal number is then 0 and nothing is drawn.
+        """
+        n = self.num_games
+        which = np.ones(n, dtype=np.bool_) if which is None else np.asarray(which, dtype=np.bool_)
+        if which.shape != (n,):
+            raise ValueError(f"which must have shape ({n},), got {which.shape}")
+        if position is not None:
+            if deal is not None:
+                raise ValueError("give either a deal or a position, not both")
+            self._load_positions(position, which)
+            self.seed_rngs(seed)
+            return
+        self.seed_rngs(seed)
+        if deal is None:
+            numbers = self.games[:, G_NEXT_DEAL].copy()
+            drawn = np.flatnonzero(which)
+        else:
+            if isinstance(deal, (int, np.integer)) and not isinstance(deal, bool):
+                numbers = np.full(n, check_deal_number(deal), dtype=np.int64)
+            else:
+                numbers = np.array([check_deal_number(d) for d in deal], dtype=np.int64)
+                if numbers.shape != (n,):
+                    raise ValueError(f"give one deal number or num_games={n}, got {len(numbers)}")
+            drawn = np.zeros(0, dtype=np.int64)
+        if numbers.max(initial=0) >= 2**63:
+            raise ValueError("the batch engine plays deal numbers below 2**63")
+        reset_batch(
+            self.states,
+            self.cfg,
+            self.masks,
+            self.obs,
+            self.obs_lay,
+            self.games,
+            self.ep_return,
+            self.params,
+            which,
+            numbers,
+            self.decks,
+        )
+        self.flags[:, which] = False
+        self.rewards[which] = 0.0
+        self._refill(drawn)
+
+    def _load_positions(self, position: object, which: np.ndarray) -> None:
+        one = isinstance(position, str) or not isinstance(position, Sequence)
+        positions = [position] * self.num_games if one else list(position)  # type: ignore[arg-type]
+        if len(positions) != self.num_games:
+            raise ValueError(f"give one position or num_games={self.num_games}, got {len(positions)}")
+        arrays = {int(i): check_position(self.variant, positions[i]) for i in np.flatnonzero(which)}
+        oracle = self.params[P_ORACLE]
+        for i, array in arrays.items():
+            s = self.states[i]
+            s[:] = array
+            g = self.games[i]
+            g[G_DEAL] = g[G_MOVES] = g[G_ELAPSED] = g[G_PENDING] = 0
+            g[G_LEGAL] = legal_mask(s, self.cfg, self.masks[i])
+            encode_obs(s, self.cfg, self.obs, obs_place(self.obs_lay, i), oracle)
+            g[G_CARDS] = cards_home(s)
+        self.ep_return[which] = 0.0
+        self.flags[:, which] = False
+        self.rewards[which] = 0.0
+
+    def step(self, actions: np.ndarray, emit: bool = False, emit_obs: bool = True) -> None:
+        """Step every game with ``actions`` (``(N,)`` ints); results land in the arrays.
+
+        With ``emit``, the kernel also writes fresh arrays of what a step returns, for the
+        caller to keep: :attr:`out_masks` ``(N, n)``, :attr:`out_info` ``(3, N)`` (deal,
+        moves, cards home) and, with ``emit_obs``, :attr:`out_obs` (the observation buffer,
+        laid out as ``obs``; see :meth:`observations`).
+        """
+        n = self.num_games
+        if emit:
+            self.out_obs = np.empty(n * self.obs_size if emit_obs else 0, dtype=np.int8)
+            self.out_masks = np.empty((n, self.n_actions), dtype=np.bool_)
+            self.out_info = np.empty((3, n), dtype=np.int64)
+            outs = (self.out_obs, self.out_masks.reshape(-1), self.out_info)
+        else:
+            outs = self._no_outputs
+        a = self.actions
+        a[:] = actions  # casts and checks the shape
+        if self.illegal_action == "raise":
+            self._raise_if_illegal(a)
+        kernel = step_batch_parallel if self._parallel else step_batch_serial
+        bufs = (
+            self.states,
+            self.masks,
+            self.obs,
+            self.obs_lay,
+            self.games,
+            self.ep_return,
+            self.rewards,
+            self.flags,
+            self.final_obs,
+            self.final_masks,
+            self.final_games,
+            self.final_return,
+            self.decks,
+            self.gens,
+            self.deal_pool,
+            *outs,
+        )  # in the order step_games unpacks them
+        self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+
+    def _run(self, kernel, *args) -> None:
+        """Call a kernel; a parallel one hands its chunks of :data:`PARALLEL_CHUNK` games to
+        the threads one at a time.
+
+        numba's threads split a loop into one block each by default, so a thread that the
+        OS preempts (a busy machine) holds up the whole step; taking chunks in turn lets the
+        others take over its share.
+        """
+        if not self._parallel:
+            kernel(*args)
+            return
+        import numba
+
+        before = numba.get_num_threads()
+        if self.num_threads is not None:
+            numba.set_num_threads(min(self.num_threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            with numba.parallel_chunksize(1):
+                kernel(*args)
+        finally:
+            if self.num_threads is not None:
+                numba.set_num_threads(before)
+
+    def _raise_if_illegal(self, a: np.ndarray) -> None:
+        from ..text.errors import IllegalMoveError
+        from ..text.explain import why_illegal
+        from ..text.notation import format_move
+
+        live = self.games[:, G_PENDING] == 0
+        in_range = (a >= 0) & (a < self.n_actions)
+        legal = in_range & self.masks[np.arange(self.num_games), np.clip(a, 0, self.n_actions - 1)]
+        bad = np.flatnonzero(live & ~legal)
+        if bad.size:
+            i = int(bad[0])
+            act = int(a[i])
+            if not in_range[i]:
+                raise IllegalMoveError(
+                    f"game {i}: action {act} is out of range 0..{self.n_actions - 1} for {self.variant.name}"
+                )
+            why = why_illegal(self.states[i], self.cfg, act)
+            raise IllegalMoveError(f"game {i}: illegal move {format_move(self.variant, act)}: {why}")
+
+    def sample_legal(self, rng: np.random.Generator, out: np.ndarray | None = None) -> np.ndarray:
+        """A uniformly random legal action per game (0 where none is legal), in one call."""
+        out = np.zeros(self.num_games, dtype=np.int64) if out is None else out
+        u = rng.random(self.num_games)
+        sample_counted(self.masks, self.games, u, out)
+        return out

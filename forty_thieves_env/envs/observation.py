@@ -1,0 +1,336 @@
+"""The observation encoder: what a player sees, as fixed-shape ``int8`` arrays.
+
+This is the one encoder of the package. Its kernel :func:`refresh_obs` reads one state
+array (see :mod:`forty_thieves_env.engine.layout`) and rewrites the parts of a game's observation
+that a move can change, in place, with no allocation; :func:`encode_obs` is the same kernel
+with every part marked changed (a full encode). The step kernels (:mod:`.step`) call the
+first after each move and the second after a reset; :class:`ObservationEncoder` wraps the
+full encode for one game, over one flat buffer whose slices are the fields.
+
+Card codes in an observation (``C`` columns, column capacity ``D`` = ``variant.max_depth``,
+``T`` = ``variant.stock_size``):
+
+======== ===================================================================
+code     meaning
+======== ===================================================================
+0..51    a face-up card, the engine's code ``suit * 13 + rank`` (suits C S H D,
+         rank 0 = ace .. 12 = king)
+52       ``FACE_DOWN``: a face-down card (its identity is hidden)
+53       ``NO_CARD``: an empty slot
+======== ===================================================================
+
+Fields (in this order; the ``flat`` observation is their concatenation, each flattened
+row-major):
+
+==================== ========== ============================================================
+field                shape      meaning
+==================== ========== ============================================================
+``tableau``          (C, D)     column ``i`` bottom card first, ``NO_CARD`` past its end
+``waste``            (T,)       the whole waste right-aligned: ``waste[-1]`` is the playable
+                                top card, ``waste[-2]`` the one under it, ...; ``NO_CARD``
+                                pads the front
+``foundations``      (8,)       height 0..13 of pile ``2*suit + k``; pile ``2*suit`` is never
+                                lower than ``2*suit + 1`` (so its top card is
+                                ``suit*13 + height - 1``)
+``counts``           (2,)       ``[cards in the stock, redeals left]``
+``stock``            (T,)       oracle only: stock cards, next to turn first, ``NO_CARD`` after
+``tableau_revealed`` (C, D)     oracle only: ``tableau`` with face-down cards shown
+==================== ========== ============================================================
+
+The default observation carries everything a player can see and nothing more: face-down
+cards and the stock order never reach it. (The waste is public: every card in it was seen
+face up. After a redeal the new stock is the old waste, which a player with perfect recall
+knows; the observation does not repeat it.)
+
+Where the fields lie in a buffer: a game's *place* is the tuple of its fields' starts, in
+``O_*`` order. A batch of ``N`` games (:mod:`.batch`) keeps every game's observation in one
+``int8`` buffer, either one flat row after another (``"flat"`` mode) or one block per field
+(``"dict"`` and ``"oracle"``: all games' tableaux, then all wastes, ..., so that handing out
+a field is one contiguous copy); ``obs_lay`` (``(O_LEN, 2) int64``, rows ``O_*``) gives
+each field's start and the distance from one game's field to the next's, and
+:func:`obs_place` turns it into game ``i``'s place.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numba import njit
+from numba import uint64 as u64
+
+from ..engine.bits import copy_bytes, fill_bytes
+from ..engine.cards import N_CODES, N_FOUNDATIONS, N_RANKS
+from ..engine.config import config_for
+from ..engine.layout import (
+    CFG_COLUMNS,
+    CFG_DEPTH,
+    CFG_OFF_DOWN,
+    CFG_OFF_LEN,
+    CFG_OFF_STOCK,
+    CFG_OFF_TAB,
+    CFG_OFF_WASTE,
+    CFG_STOCK,
+    S_FOUND,
+    S_REDEALS,
+    S_STOCK_LEN,
+    S_WASTE_LEN,
+)
+from ..engine.variants import Variant
+
+if TYPE_CHECKING:
+    from gymnasium import spaces
+
+FACE_DOWN = N_CODES  # 52
+NO_CARD = N_CODES + 1  # 53
+N_OBS_CODES = N_CODES + 2  # 54 values, 0..53
+
+# Slots of the ``counts`` field.
+COUNT_STOCK = 0
+COUNT_REDEALS = 1
+N_COUNTS = 2
+
+OBSERVATION_MODES: tuple[str, ...] = ("dict", "flat", "oracle")
+
+
+# Observation fields in the kernels' order (that of :func:`observation_fields`): rows of
+# ``obs_lay`` and items of a place (see the module docstring).
+O_TABLEAU = 0  # (C, D) the columns, face-down cards hidden
+O_WASTE = 1  # (T,) the waste, right-aligned
+O_FOUNDATIONS = 2  # (8,) foundation heights
+O_COUNTS = 3  # (2,) stock size, redeals left
+O_STOCK = 4  # (T,) oracle only: the stock, next card first
+O_REVEALED = 5  # (C, D) oracle only: ``tableau_revealed``
+O_LEN = 6
+O_NAMES = ("tableau", "waste", "foundations", "counts", "stock", "tableau_revealed")
+
+#: Bit set of every column (variants have at most 16): :func:`refresh_obs` rewrites them all.
+ALL_COLUMNS = u64(2**64 - 1)
+
+
+# ------------------------------------------------------------------------------ kernels
+
+
+@njit(cache=True, inline="always")
+def _obs_column(s, obs, src, dst, n, down, d):
+    """One column of ``tableau`` (``down`` hidden, ``n`` cards from ``s[src]``) at ``obs[dst]``;
+    with ``down = 0``, one column of the oracle's ``revealed``. A fixed-length select loop, no
+    data-dependent branches."""
+    for t in range(d):
+        v = s[src + t]
+        obs[dst + t] = NO_CARD if t >= n else (FACE_DOWN if t < down else v)
+
+
+@njit(cache=True, inline="always")
+def obs_place(lay, i):
+    """Where game ``i``'s fields start in the observation buffer laid out by ``lay``
+    (``(O_LEN, 2)``: start, stride): a tuple in ``O_*`` order."""
+    return (
+        lay[0, 0] + i * lay[0, 1],
+        lay[1, 0] + i * lay[1, 1],
+        lay[2, 0] + i * lay[2, 1],
+        lay[3, 0] + i * lay[3, 1],
+        lay[4, 0] + i * lay[4, 1],
+        lay[5, 0] + i * lay[5, 1],
+    )
+
+
+@njit(cache=True, inline="always")
+def refresh_obs(s, cfg, obs, place, oracle, cols, waste, stock):
+    """Rewrite the parts of a game's observation (fields at ``place`` in ``obs``) that can
+    differ from those of the previous state: the columns in the bit set ``cols``, the waste
+    field when ``waste``, the oracle's stock field when ``stock``, and always the
+    foundations and counts (ten bytes). With every bit set and both flags it writes all of
+    it (:func:`encode_obs`).
+
+    The fields and codes are those of the module docstring; ``oracle`` adds the
+    ``stock`` and ``tableau_revealed`` fields.
+    """
+    c = cfg[CFG_COLUMNS]
+    d = cfg[CFG_DEPTH]
+    cap = cfg[CFG_STOCK]
+    off_len = cfg[CFG_OFF_LEN]
+    off_down = cfg[CFG_OFF_DOWN]
+    off_tab = cfg[CFG_OFF_TAB]
+    one = u64(1)
+    o = place[O_TABLEAU]
+    for i in range(c):
+        if (cols >> u64(i)) & one:
+            _obs_column(s, obs, off_tab + i * d, o + i * d, s[off_len + i], s[off_down + i], d)
+    if waste:
+        # Right-aligned: a card drawn or played shifts every card of the field.
+        o = place[O_WASTE]
+        wl = s[S_WASTE_LEN]
+        fill_bytes(obs, o, cap - wl, NO_CARD)
+        copy_bytes(obs, o + cap - wl, s, cfg[CFG_OFF_WASTE], wl)
+    o = place[O_FOUNDATIONS]
+    for p in range(N_FOUNDATIONS):
+        obs[o + p] = s[S_FOUND + p]
+    o = place[O_COUNTS]
+    obs[o + COUNT_STOCK] = s[S_STOCK_LEN]
+    obs[o + COUNT_REDEALS] = s[S_REDEALS]
+    if not oracle:
+        return
+    if stock:
+        o = place[O_STOCK]
+        sl = s[S_STOCK_LEN]
+        off_st = cfg[CFG_OFF_STOCK]
+        for t in range(sl):
+            obs[o + t] = s[off_st + sl - 1 - t]
+        for t in range(sl, cap):
+            obs[o + t] = NO_CARD
+    o = place[O_REVEALED]
+    for i in range(c):
+        if (cols >> u64(i)) & one:
+            _obs_column(s, obs, off_tab + i * d, o + i * d, s[off_len + i], 0, d)
+
+
+@njit(cache=True)
+def encode_obs(s, cfg, obs, place, oracle):
+    """Encode state ``s`` into the observation fields at ``place`` in ``obs``, all of them."""
+    refresh_obs(s, cfg, obs, place, oracle, ALL_COLUMNS, True, True)
+
+
+@njit(cache=True, inline="always")
+def _field_sizes(cfg, oracle):
+    """``(sizes, n)``: the byte size of each field in ``O_*`` order, and how many the mode has."""
+    cd = cfg[CFG_COLUMNS] * cfg[CFG_DEPTH]
+    cap = cfg[CFG_STOCK]
+    return (cd, cap, N_FOUNDATIONS, N_COUNTS, cap, cd), (O_LEN if oracle else O_STOCK)
+
+
+@njit(cache=True, inline="always")
+def copy_obs(cfg, obs, place, oracle, out):
+    """Copy a game's fields (at ``place`` in ``obs``) to the same place in ``out``."""
+    sizes, n = _field_sizes(cfg, oracle)
+    for f in range(n):
+        copy_bytes(out, place[f], obs, place[f], sizes[f])
+
+
+@njit(cache=True, inline="always")
+def gather_obs(cfg, obs, place, oracle, row):
+    """Copy a game's fields (at ``place`` in ``obs``) into the flat observation row ``row``."""
+    sizes, n = _field_sizes(cfg, oracle)
+    o = 0
+    for f in range(n):
+        copy_bytes(row, o, obs, place[f], sizes[f])
+        o += sizes[f]
+
+
+# ------------------------------------------------------------------------------ layout
+
+
+def observation_fields(variant: Variant, oracle: bool = False) -> dict[str, tuple[tuple[int, ...], np.ndarray]]:
+    """Field name -> ``(shape, high)`` in the flat order; every field's low bound is 0.
+
+    ``high`` is an ``int8`` array of the field's shape (inclusive upper bound). The redeal
+    count's bound is at least 1 so that no bound is degenerate.
+    """
+    c, d, t = variant.columns, variant.max_depth, variant.stock_size
+    counts_high = np.array([t, max(variant.redeals, 1)], dtype=np.int8)
+    fields: dict[str, tuple[tuple[int, ...], np.ndarray]] = {
+        "tableau": ((c, d), np.full((c, d), NO_CARD, dtype=np.int8)),
+        "waste": ((t,), np.full(t, NO_CARD, dtype=np.int8)),
+        "foundations": ((N_FOUNDATIONS,), np.full(N_FOUNDATIONS, N_RANKS, dtype=np.int8)),
+        "counts": ((N_COUNTS,), counts_high),
+    }
+    if oracle:
+        fields["stock"] = ((t,), np.full(t, NO_CARD, dtype=np.int8))
+        fields["tableau_revealed"] = ((c, d), np.full((c, d), NO_CARD, dtype=np.int8))
+    return fields
+
+
+def observation_layout(variant: Variant, mode: str) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+    """Field name -> ``(start, stop, shape)`` in a flat observation row of ``mode``."""
+    out = {}
+    pos = 0
+    for name, (shape, _) in observation_fields(variant, oracle=mode == "oracle").items():
+        n = int(np.prod(shape))
+        out[name] = (pos, pos + n, shape)
+        pos += n
+    return out
+
+
+def observation_lay(layout: dict[str, tuple[int, int, tuple[int, ...]]], num_games: int, by_field: bool) -> np.ndarray:
+    """The ``(O_LEN, 2) int64`` start and per-game stride of each field (see the module
+    docstring) in a buffer of ``num_games`` observations: one game's flat row after another,
+    or (``by_field``) one block per field. Fields the mode lacks get ``(0, 0)``."""
+    size = max(stop for _, stop, _ in layout.values())
+    lay = np.zeros((O_LEN, 2), dtype=np.int64)
+    for f, name in enumerate(O_NAMES):
+        if name in layout:
+            start, stop, _ = layout[name]
+            lay[f] = (num_games * start, stop - start) if by_field else (start, size)
+    return lay
+
+
+def flat_place(layout: dict[str, tuple[int, int, tuple[int, ...]]]) -> tuple[int, ...]:
+    """The place (see :func:`obs_place`) of a single flat observation row of ``layout``."""
+    return tuple(int(layout[name][0]) if name in layout else 0 for name in O_NAMES)
+
+
+def check_mode(mode: str) -> str:
+    if mode not in OBSERVATION_MODES:
+        raise ValueError(f"unknown observation {mode!r}; choose one of {', '.join(OBSERVATION_MODES)}")
+    return mode
+
+
+def observation_space(variant: Variant, mode: str = "dict") -> spaces.Space[Any]:
+    """The Gymnasium space of an observation mode (imports gymnasium on first use).
+
+    ``"dict"`` and ``"oracle"``: a ``Dict`` of ``int8`` ``Box`` fields; ``"flat"``: one
+    ``(N,) int8`` ``Box`` with ``N = C*D + T + 8 + 2``.
+    """
+    from gymnasium import spaces
+
+    check_mode(mode)
+    fields = observation_fields(variant, oracle=mode == "oracle")
+    if mode == "flat":
+        high = np.concatenate([h.ravel() for _, h in fields.values()])
+        return spaces.Box(low=np.zeros_like(high), high=high, dtype=np.int8)
+    return spaces.Dict(
+        {
+            name: spaces.Box(low=np.zeros_like(high), high=high, shape=shape, dtype=np.int8)
+            for name, (shape, high) in fields.items()
+        }
+    )
+
+
+class ObservationEncoder:
+    """Encodes one game's state array in an observation mode, into one reused buffer.
+
+    :meth:`encode` runs :func:`encode_obs` into the buffer (one flat row, fields at
+    :attr:`place`); the single environment's step kernel refreshes the same buffer in place.
+    :meth:`observation` returns a fresh copy (callers keep observations, so handing out the
+    buffer itself would be a bug).
+
+    Args:
+        variant: The rules in force (fixes the shapes).
+        mode: ``"dict"``, ``"flat"`` or ``"oracle"``.
+    """
+
+    def __init__(self, variant: Variant, mode: str = "dict") -> None:
+        self.variant = variant
+        self.mode = check_mode(mode)
+        self.cfg = config_for(variant)
+        self.oracle = int(mode == "oracle")  # an int, as the batch passes it: one compiled kernel
+        layout = observation_layout(variant, mode)
+        self.place = flat_place(layout)  # where each field starts in the buffer
+        self.buffer = np.zeros(max(stop for _, stop, _ in layout.values()), dtype=np.int8)  # (F,) every field
+        self.views: dict[str, np.ndarray] = {
+            name: self.buffer[start:stop].reshape(shape) for name, (start, stop, shape) in layout.items()
+        }
+
+    def encode(self, s: np.ndarray) -> None:
+        """Encode state array ``s`` into the buffer (every field)."""
+        encode_obs(s, self.cfg, self.buffer, self.place, self.oracle)
+
+    def observation(self) -> dict[str, np.ndarray] | np.ndarray:
+        """A copy of the buffer: the flat row, or a dict of field arrays."""
+        if self.mode == "flat":
+            return self.buffer.copy()
+        return {name: view.copy() for name, view in self.views.items()}
+
+    def __call__(self, s: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
+        self.encode(s)
+        return self.observation()

@@ -1,0 +1,60 @@
+"""The constructor options, checked once (:mod:`forty_thieves_env.envs.options`) for every env."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from forty_thieves_env.envs.batch import BatchGames
+from forty_thieves_env.envs.env import FortyThievesEnv
+from forty_thieves_env.envs.options import EnvOptions
+from forty_thieves_env.envs.rewards import WinReward
+from forty_thieves_env.envs.vector import FortyThievesVectorEnv
+
+BAD = [
+    ({"variant": "klondike"}, "unknown variant"),
+    ({"colums": 9}, "unknown variant option"),
+    ({"observation": "pixels"}, "unknown observation"),
+    ({"reward": "points"}, "unknown reward"),
+    ({"illegal_action": "ignore"}, "unknown illegal_action"),
+    ({"render_mode": "human"}, "unknown render_mode"),
+    ({"deals": []}, "non-empty sequence"),
+    ({"deals": [0, 5]}, "start at 1"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), BAD)
+def test_every_env_refuses_bad_options_with_the_same_message(kwargs, message) -> None:
+    for make in (EnvOptions.make, FortyThievesEnv, lambda **k: FortyThievesVectorEnv(2, **k)):
+        with pytest.raises(ValueError, match=message):
+            make(**kwargs)
+
+
+def test_options_are_made_once_and_shared() -> None:
+    opts = EnvOptions.make("classic", observation="flat", reward="win", deals="test", redeals=1)
+    assert (opts.variant.redeals, opts.observation, opts.illegal_action) == (1, "flat", "penalize")
+    assert isinstance(opts.reward, WinReward)
+    assert opts.deals.dtype == np.int64 and opts.deals[0] == 1
+    games = BatchGames(3, opts)
+    assert games.options is opts and games.variant == opts.variant
+    assert EnvOptions.of(opts) is opts
+    with pytest.raises(TypeError, match="not both"):
+        EnvOptions.of(opts, reward="win")
+
+
+def test_sb3_adapter_without_sb3_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['stable_baselines3'] = None\n"
+        "import gymnasium as gym, forty_thieves_env\n"
+        "env = gym.make('FortyThieves-v0'); env.reset(seed=0); env.step(0)\n"
+        "try:\n"
+        "    import forty_thieves_env.envs.sb3\n"
+        "except ImportError as e:\n"
+        "    assert 'pip install \"forty-thieves-env[train]\"' in str(e), e\n"
+        "else:\n"
+        "    raise AssertionError('no ImportError')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
