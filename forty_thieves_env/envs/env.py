@@ -312,7 +312,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         return [format_move(self.variant, a) for a in np.flatnonzero(self._mask)]
 
     def position_text(self) -> str:
-        """The current position in the position format (:func:`~forty_thieves_env.text.notation.parse_position` reads it)."""
+        """The current position as text (:func:`~forty_thieves_env.text.game.parse_position` reads it)."""
         return format_position(self._game)
 
     @property

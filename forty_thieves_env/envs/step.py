@@ -81,7 +81,8 @@ def step_one(s, cfg, mask, obs, place, spec, action, params, g):
     the state, mask and observation as they were and earns ``spec[R_ILLEGAL]``.
 
     ``mask`` and ``obs`` must be those of ``s`` before the step: only what the move can
-    change is recomputed (:func:`~forty_thieves_env.engine.rules.refresh_legal_mask`, :func:`~.observation.refresh_obs`): the
+    change is recomputed (:func:`~forty_thieves_env.engine.incremental.refresh_legal_mask`,
+    :func:`~.observation.refresh_obs`): the
     source and destination columns, the waste, the stock, the foundations. Auto-play, and
     a supermove that changes the number of empty columns, recompute everything.
     """

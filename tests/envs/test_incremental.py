@@ -1,7 +1,7 @@
 """The step kernel's incremental mask and observation against fresh ones.
 
 :func:`forty_thieves_env.envs.step.step_one` recomputes only the mask entries and observation
-slots that a move can change (:func:`~forty_thieves_env.engine.rules.refresh_legal_mask`,
+slots that a move can change (:func:`~forty_thieves_env.engine.incremental.refresh_legal_mask`,
 :func:`~forty_thieves_env.envs.observation.refresh_obs`). After every step of long random games, in
 every variant the property tests use (every preset, supermove, auto-play, redeals), both
 must equal what :func:`~forty_thieves_env.engine.rules.legal_mask` and the observation encoder
