@@ -37,7 +37,7 @@ import forty_thieves_env
 from forty_thieves_env import deal, get_variant, jitcache, shuffled_pack
 from forty_thieves_env.engine.config import config_for
 from forty_thieves_env.engine.deals import deal_layout
-from forty_thieves_env.engine.layout import CFG_N_ACTIONS
+from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.engine.rules import apply_action, legal_mask
 
 # The loop below compiles in the engine's rules: an edit of either drops its cached kernel.
@@ -100,7 +100,7 @@ def measure(variant_name: str, loop: str, steps: int, max_moves: int, seed: int)
     variant = get_variant(variant_name)
     cfg = config_for(variant)
     s = deal(variant, 1).array
-    mask = np.zeros(int(cfg[CFG_N_ACTIONS]), dtype=np.bool_)
+    mask = np.zeros(int(cfg[Cfg.N_ACTIONS]), dtype=np.bool_)
     packs = np.stack([shuffled_pack(n) for n in range(1, N_PACKS + 1)])
     fn = LOOPS[loop]
     t0 = time.perf_counter()

@@ -45,21 +45,7 @@ from forty_thieves_env.engine.actions import (
     first_column_move,
 )
 from forty_thieves_env.engine.cards import N_CARDS, N_RANKS
-from forty_thieves_env.engine.layout import (
-    CFG_ALTERNATE,
-    CFG_COLUMNS,
-    CFG_DEPTH,
-    CFG_N_ACTIONS,
-    CFG_OFF_DOWN,
-    CFG_OFF_LEN,
-    CFG_OFF_TAB,
-    CFG_OFF_WASTE,
-    CFG_SIZE,
-    S_FOUND,
-    S_REDEALS,
-    S_STOCK_LEN,
-    S_WASTE_LEN,
-)
+from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.rules import apply_action, cards_home, fits, is_safe, legal_mask
 from forty_thieves_env.engine.variants import Variant
 
@@ -111,23 +97,23 @@ def visible_hash(s, cfg):
     waste; never a face-down card or the stock's contents.
     """
     h = _FNV_OFFSET
-    h = _feed(h, s[S_STOCK_LEN])
-    h = _feed(h, s[S_WASTE_LEN])
-    h = _feed(h, s[S_REDEALS])
+    h = _feed(h, s[Slot.STOCK_LEN])
+    h = _feed(h, s[Slot.WASTE_LEN])
+    h = _feed(h, s[Slot.REDEALS])
     for p in range(8):
-        h = _feed(h, s[S_FOUND + p])
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
+        h = _feed(h, s[Slot.FOUND + p])
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
     for i in range(c):
-        n = s[cfg[CFG_OFF_LEN] + i]
-        down = s[cfg[CFG_OFF_DOWN] + i]
+        n = s[cfg[Cfg.OFF_LEN] + i]
+        down = s[cfg[Cfg.OFF_DOWN] + i]
         h = _feed(h, n)
         h = _feed(h, down)
-        base = cfg[CFG_OFF_TAB] + i * d
+        base = cfg[Cfg.OFF_TAB] + i * d
         for t in range(down, n):
             h = _feed(h, s[base + t])
-    off_w = cfg[CFG_OFF_WASTE]
-    for t in range(s[S_WASTE_LEN]):
+    off_w = cfg[Cfg.OFF_WASTE]
+    for t in range(s[Slot.WASTE_LEN]):
         h = _feed(h, s[off_w + t])
     h = mix(h)
     if h == np.uint64(0):
@@ -143,8 +129,8 @@ def _dist(s, card):
     """Ranks between ``card`` and the foundation pile it will go to (0: it can go home now)."""
     suit = card // N_RANKS
     r = np.int64(card % N_RANKS)
-    hi = np.int64(s[S_FOUND + 2 * suit])
-    lo = np.int64(s[S_FOUND + 2 * suit + 1])
+    hi = np.int64(s[Slot.FOUND + 2 * suit])
+    lo = np.int64(s[Slot.FOUND + 2 * suit + 1])
     if r >= hi:
         return r - hi
     return r - lo
@@ -158,12 +144,12 @@ def _out_below(s, cfg, card):
         return 0
     suit = card // N_RANKS
     n = 0
-    if cfg[CFG_ALTERNATE]:
+    if cfg[Cfg.ALTERNATE]:
         lo_suit = 0 if suit >= 2 else 2
         for other in range(lo_suit, lo_suit + 2):
-            n += (s[S_FOUND + 2 * other] < r) + (s[S_FOUND + 2 * other + 1] < r)
+            n += (s[Slot.FOUND + 2 * other] < r) + (s[Slot.FOUND + 2 * other + 1] < r)
     else:
-        n = (s[S_FOUND + 2 * suit] < r) + (s[S_FOUND + 2 * suit + 1] < r)
+        n = (s[Slot.FOUND + 2 * suit] < r) + (s[Slot.FOUND + 2 * suit + 1] < r)
     return n
 
 
@@ -193,11 +179,11 @@ def score_moves(s, cfg, mask, w, scores):
 
     Reads only the visible part of ``s`` (see the module docstring).
     """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_down = cfg[CFG_OFF_DOWN]
-    off_tab = cfg[CFG_OFF_TAB]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_down = cfg[Cfg.OFF_DOWN]
+    off_tab = cfg[Cfg.OFF_TAB]
     tops = np.empty(c, dtype=np.int64)
     lens = np.empty(c, dtype=np.int64)
     downs = np.empty(c, dtype=np.int64)
@@ -226,17 +212,17 @@ def score_moves(s, cfg, mask, w, scores):
                     best = v
         dig[i] = best
     empty_cost = w[W_EMPTY_USE] / max(n_empty, 1)
-    wl = s[S_WASTE_LEN]
-    off_w = cfg[CFG_OFF_WASTE]
+    wl = s[Slot.WASTE_LEN]
+    off_w = cfg[Cfg.OFF_WASTE]
     wtop = np.int64(s[off_w + wl - 1]) if wl > 0 else -1
     wnext = np.int64(s[off_w + wl - 2]) if wl > 1 else -1
 
-    for a in range(cfg[CFG_N_ACTIONS]):
+    for a in range(cfg[Cfg.N_ACTIONS]):
         if not mask[a]:
             continue
         kind, i, j, k = decode(cfg, a)
         if kind == KIND_STOCK:
-            scores[a] = w[W_STOCK] if s[S_STOCK_LEN] > 0 else w[W_REDEAL]
+            scores[a] = w[W_STOCK] if s[Slot.STOCK_LEN] > 0 else w[W_REDEAL]
             continue
         if kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION):
             card = wtop if kind == KIND_WASTE_FOUNDATION else tops[i]
@@ -321,14 +307,14 @@ def choose(s, cfg, mask, w, table, seed, scores, tmp, check_all=False):
     score_moves(s, cfg, mask, w, scores)
     first_cc = first_column_move(cfg)
     if check_all:
-        for a in range(first_cc, cfg[CFG_N_ACTIONS]):
+        for a in range(first_cc, cfg[Cfg.N_ACTIONS]):
             if mask[a] and _leads_back(s, cfg, a, table, tmp):
                 scores[a] = CYCLE
     while True:
         best = -1
         best_score = -np.inf
         best_noise = -1.0
-        for a in range(cfg[CFG_N_ACTIONS]):
+        for a in range(cfg[Cfg.N_ACTIONS]):
             if not mask[a]:
                 continue
             sc = scores[a]
@@ -350,7 +336,7 @@ def choose(s, cfg, mask, w, table, seed, scores, tmp, check_all=False):
 @njit(cache=True)
 def _leads_back(s, cfg, a, table, tmp):
     """Whether playing ``a`` in ``s`` gives a position whose visible hash is in ``table``."""
-    for q in range(cfg[CFG_SIZE]):
+    for q in range(cfg[Cfg.SIZE]):
         tmp[q] = s[q]
     apply_action(tmp, cfg, a)
     return table_contains(table, visible_hash(tmp, cfg))
@@ -421,7 +407,7 @@ class HeuristicAgent(BaseAgent):
         self.avoid_cycles = avoid_cycles
         self._det = determinizer(self.variant)
         self._cfg = self._det.cfg
-        self._state = np.zeros(int(self._cfg[CFG_SIZE]), dtype=np.int8)
+        self._state = np.zeros(int(self._cfg[Cfg.SIZE]), dtype=np.int8)
         self._tmp = np.zeros_like(self._state)
         self._scores = np.zeros(self.n_actions, dtype=np.float64)
         self._table = np.zeros(1 << 14, dtype=np.uint64)

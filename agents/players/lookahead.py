@@ -39,7 +39,7 @@ from numba import njit
 from agents.hashing import GOLDEN, noise
 from forty_thieves_env.engine.actions import KIND_COLUMN_FOUNDATION, KIND_WASTE_FOUNDATION, decode
 from forty_thieves_env.engine.cards import N_CARDS
-from forty_thieves_env.engine.layout import CFG_N_ACTIONS, CFG_OFF_WASTE, CFG_SIZE, S_WASTE_LEN
+from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.rules import apply_action, column_top, is_safe
 from forty_thieves_env.engine.variants import Variant
 
@@ -56,11 +56,11 @@ def evaluate_candidates(states, cfg, cands, w, seed, max_steps, max_idle, wins, 
     ``states``: ``(K, size) int8`` sampled positions (left unchanged); sample ``k`` uses the
     rollout seed ``seed + k * golden`` for every candidate.
     """
-    size = cfg[CFG_SIZE]
+    size = cfg[Cfg.SIZE]
     s = np.empty(size, dtype=np.int8)
     tmp = np.empty(size, dtype=np.int8)
-    mask = np.zeros(cfg[CFG_N_ACTIONS], dtype=np.bool_)
-    scores = np.zeros(cfg[CFG_N_ACTIONS], dtype=np.float64)
+    mask = np.zeros(cfg[Cfg.N_ACTIONS], dtype=np.bool_)
+    scores = np.zeros(cfg[Cfg.N_ACTIONS], dtype=np.float64)
     cap = 64
     while cap < 4 * max_steps:
         cap *= 2
@@ -114,7 +114,7 @@ class LookaheadAgent(HeuristicAgent):
         self.max_seconds = max_seconds
         self._recall = StockRecall()
         super().__init__(variant, seed, avoid_cycles=True, weights=weights)
-        self._samples = np.zeros((self.samples, int(self._cfg[CFG_SIZE])), dtype=np.int8)
+        self._samples = np.zeros((self.samples, int(self._cfg[Cfg.SIZE])), dtype=np.int8)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -171,7 +171,7 @@ class LookaheadAgent(HeuristicAgent):
         """Whether action ``a`` sends a safe card home (it can never cost a win)."""
         kind, i, _, _ = decode(self._cfg, a)
         if kind == KIND_WASTE_FOUNDATION:
-            card = int(s[int(self._cfg[CFG_OFF_WASTE]) + int(s[S_WASTE_LEN]) - 1])
+            card = int(s[int(self._cfg[Cfg.OFF_WASTE]) + int(s[Slot.WASTE_LEN]) - 1])
         elif kind == KIND_COLUMN_FOUNDATION:
             card = int(column_top(s, self._cfg, i))
         else:

@@ -27,21 +27,7 @@ from numba import njit
 
 from forty_thieves_env.engine.cards import N_CODES, N_RANKS
 from forty_thieves_env.engine.config import config_for
-from forty_thieves_env.engine.layout import (
-    CFG_COLUMNS,
-    CFG_DEPTH,
-    CFG_OFF_DOWN,
-    CFG_OFF_LEN,
-    CFG_OFF_STOCK,
-    CFG_OFF_TAB,
-    CFG_OFF_WASTE,
-    CFG_SIZE,
-    CFG_STOCK,
-    S_FOUND,
-    S_REDEALS,
-    S_STOCK_LEN,
-    S_WASTE_LEN,
-)
+from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.variants import Variant
 from forty_thieves_env.envs.observation import FACE_DOWN, NO_CARD
 from forty_thieves_env.text.game import GameState
@@ -93,12 +79,12 @@ def fill_state(tableau, waste, foundations, counts, cfg, hidden, known, n_known,
     slots not covered by ``known`` (next card to turn first); the stock is ``known[:n_known]``
     followed by those cards.
     """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_down = cfg[CFG_OFF_DOWN]
-    off_tab = cfg[CFG_OFF_TAB]
-    for q in range(cfg[CFG_SIZE]):
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_down = cfg[Cfg.OFF_DOWN]
+    off_tab = cfg[Cfg.OFF_TAB]
+    for q in range(cfg[Cfg.SIZE]):
         s[q] = -1 if q >= off_tab else 0
     h = 0
     for i in range(c):
@@ -118,24 +104,24 @@ def fill_state(tableau, waste, foundations, counts, cfg, hidden, known, n_known,
         s[off_len + i] = n
         s[off_down + i] = down
     sl = counts[0]
-    off_st = cfg[CFG_OFF_STOCK]
+    off_st = cfg[Cfg.OFF_STOCK]
     # The stock is stored with the next card to turn last.
     for t in range(sl):
         card = known[t] if t < n_known else hidden[h + t - n_known]
         s[off_st + sl - 1 - t] = card
-    cap = cfg[CFG_STOCK]
+    cap = cfg[Cfg.STOCK]
     wl = 0
-    off_w = cfg[CFG_OFF_WASTE]
+    off_w = cfg[Cfg.OFF_WASTE]
     for t in range(cap):
         x = waste[t]
         if x != NO_CARD:
             s[off_w + wl] = x
             wl += 1
-    s[S_STOCK_LEN] = sl
-    s[S_WASTE_LEN] = wl
-    s[S_REDEALS] = counts[1]
+    s[Slot.STOCK_LEN] = sl
+    s[Slot.WASTE_LEN] = wl
+    s[Slot.REDEALS] = counts[1]
     for p in range(8):
-        s[S_FOUND + p] = foundations[p]
+        s[Slot.FOUND + p] = foundations[p]
 
 
 _NO_KNOWN = np.zeros(0, dtype=np.int8)
@@ -230,7 +216,7 @@ def state_from_oracle(obs: Observation, variant: Variant) -> GameState:
     args = (obs["tableau_revealed"], obs["waste"], obs["foundations"], obs["counts"], state.cfg)
     fill_state(*args, _NO_KNOWN, stock, len(stock), state.array)
     # Face-down counts: the hidden cards sit at the bottom of each column.
-    off = int(state.cfg[CFG_OFF_DOWN])
+    off = int(state.cfg[Cfg.OFF_DOWN])
     state.array[off : off + variant.columns] = np.count_nonzero(obs["tableau"] == FACE_DOWN, axis=1)
     return state
 

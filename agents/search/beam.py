@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from agents.hashing import pair_contains, pair_insert
-from forty_thieves_env.engine.layout import CFG_COLUMNS, CFG_N_ACTIONS
+from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.engine.rules import apply_action, is_won
 from forty_thieves_env.text.game import GameState
 
@@ -68,12 +68,12 @@ def beam_run(cfg, z, k1, k2, beam, par, act, cand_b, cand_a, cand_s, cand_h1, ca
     width = beam.shape[1]
     max_layers = par.shape[0] - 1
     root_redeals = ctl[C_ROOT_REDEALS]
-    n_act = cfg[CFG_N_ACTIONS]
+    n_act = cfg[Cfg.N_ACTIONS]
     n_cand_max = cand_b.shape[0]
     nodes = ctl[C_NODES]
     count = ctl[C_TT_COUNT]
-    col1 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
-    col2 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
+    col1 = np.zeros(cfg[Cfg.COLUMNS], dtype=np.uint64)
+    col2 = np.zeros(cfg[Cfg.COLUMNS], dtype=np.uint64)
     wh = np.zeros(2, dtype=np.uint64)
     scratch = np.zeros(256, np.int16)
     tmp = np.empty(beam.shape[2], dtype=np.int8)

@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from agents.hashing import pair_insert
-from forty_thieves_env.engine.layout import CFG_COLUMNS, CFG_N_ACTIONS
+from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.engine.rules import is_won
 from forty_thieves_env.text.game import GameState
 
@@ -82,14 +82,14 @@ def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch,
     if ctl[C_STATUS] != RUNNING:
         return
     root_redeals = ctl[C_ROOT_REDEALS]
-    n_act = cfg[CFG_N_ACTIONS]
+    n_act = cfg[Cfg.N_ACTIONS]
     cap = arena.shape[0]
     nodes = ctl[C_NODES]
     count = ctl[C_TT_COUNT]
     top = ctl[C_TOP]
     n_open = ctl[C_OPEN]
-    col1 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
-    col2 = np.zeros(cfg[CFG_COLUMNS], dtype=np.uint64)
+    col1 = np.zeros(cfg[Cfg.COLUMNS], dtype=np.uint64)
+    col2 = np.zeros(cfg[Cfg.COLUMNS], dtype=np.uint64)
     wh = np.zeros(2, dtype=np.uint64)
     todo = np.empty(n_act, dtype=np.int64)
     while nodes < node_limit:

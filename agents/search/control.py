@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from forty_thieves_env.engine.layout import CFG_N_ACTIONS, CFG_SIZE, S_REDEALS
+from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.text.game import GameState
 
 from .moves import replay_line
@@ -43,7 +43,7 @@ MAX_FRAME_MOVES = 256
 def new_ctl(state: GameState) -> np.ndarray:
     """A fresh control array for a search from ``state``."""
     ctl = np.zeros(C_LEN, dtype=np.int64)
-    ctl[C_ROOT_REDEALS] = int(state.array[S_REDEALS])
+    ctl[C_ROOT_REDEALS] = int(state.array[Slot.REDEALS])
     return ctl
 
 
@@ -66,8 +66,8 @@ class Search:
     def __init__(self, state: GameState, prune: bool) -> None:
         self.state, self.prune = state, prune
         self.cfg = state.cfg
-        self.size = int(state.cfg[CFG_SIZE])
-        self.n_act = int(state.cfg[CFG_N_ACTIONS])
+        self.size = int(state.cfg[Cfg.SIZE])
+        self.n_act = int(state.cfg[Cfg.N_ACTIONS])
         self.ctl = new_ctl(state)
 
     def replay(self, chosen: list[int]) -> np.ndarray:

@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from agents.hashing import pair_contains, pair_insert
-from forty_thieves_env.engine.layout import CFG_COLUMNS, CFG_N_ACTIONS
+from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.engine.rules import apply_action, is_won
 from forty_thieves_env.text.game import GameState
 
@@ -37,11 +37,11 @@ def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_s
     """Fill ``out_moves`` with the moves of ``s`` worth searching, best first; return how
     many. Pruned: :func:`keep_move` symmetries and :func:`stock_only`; children already
     in the transposition table are skipped (a win comes first)."""
-    c = cfg[CFG_COLUMNS]
+    c = cfg[Cfg.COLUMNS]
     col1 = np.empty(c, dtype=np.uint64)
     col2 = np.empty(c, dtype=np.uint64)
     wh = np.empty(2, dtype=np.uint64)
-    todo = np.empty(cfg[CFG_N_ACTIONS], dtype=np.int64)
+    todo = np.empty(cfg[Cfg.N_ACTIONS], dtype=np.int64)
     n = search_moves(s, cfg, mask, prune, todo)
     hash_parts(s, cfg, z, col1, col2, wh)
     m = 0

@@ -7,15 +7,7 @@ import numpy as np
 from numba import njit
 
 from forty_thieves_env.engine.cards import N_RANKS
-from forty_thieves_env.engine.layout import (
-    CFG_COLUMNS,
-    CFG_DEPTH,
-    CFG_OFF_LEN,
-    CFG_OFF_TAB,
-    CFG_OFF_WASTE,
-    S_FOUND,
-    S_WASTE_LEN,
-)
+from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.rules import fits
 
 #: Heuristic weights (cards home, empty columns, blocking column cards, column cards not on a
@@ -64,18 +56,18 @@ def heuristic(s, cfg, w):
     waste's length, and how deeply the cards the foundations need next (ranks up to one
     above each suit's lower pile) are buried.
     """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
-    off_w = cfg[CFG_OFF_WASTE]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_tab = cfg[Cfg.OFF_TAB]
+    off_w = cfg[Cfg.OFF_WASTE]
     home = 0
-    for p in range(S_FOUND, S_FOUND + 8):
+    for p in range(Slot.FOUND, Slot.FOUND + 8):
         home += s[p]
-    n0 = s[S_FOUND + 1]
-    n1 = s[S_FOUND + 3]
-    n2 = s[S_FOUND + 5]
-    n3 = s[S_FOUND + 7]
+    n0 = s[Slot.FOUND + 1]
+    n1 = s[Slot.FOUND + 3]
+    n2 = s[Slot.FOUND + 5]
+    n3 = s[Slot.FOUND + 7]
     block = 0
     empties = 0
     unbuilt = 0
@@ -89,7 +81,7 @@ def heuristic(s, cfg, w):
         block += b
         unbuilt += u
         deep += dp
-    wl = s[S_WASTE_LEN]
+    wl = s[Slot.WASTE_LEN]
     wblock, _, dp = _pile_terms(s, cfg, off_w, wl, n0, n1, n2, n3, False)
     deep += dp
     return w[0] * home + w[1] * empties - w[2] * block - w[3] * unbuilt - w[4] * wblock - w[5] * wl - w[6] * deep

@@ -6,15 +6,7 @@ from __future__ import annotations
 from numba import njit
 
 from forty_thieves_env.engine.actions import KIND_COLUMN_COLUMN, KIND_WASTE_COLUMN, column_to_foundation, decode
-from forty_thieves_env.engine.layout import (
-    CFG_COLUMNS,
-    CFG_DEPTH,
-    CFG_N_ACTIONS,
-    CFG_OFF_LEN,
-    CFG_OFF_TAB,
-    CFG_OFF_WASTE,
-    S_WASTE_LEN,
-)
+from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.rules import apply_action, is_safe, legal_mask
 
 
@@ -28,15 +20,15 @@ def auto_safe(s, cfg, path, plen, prune=True):
     """
     if not prune:
         return plen
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
-    off_w = cfg[CFG_OFF_WASTE]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_tab = cfg[Cfg.OFF_TAB]
+    off_w = cfg[Cfg.OFF_WASTE]
     changed = True
     while changed:
         changed = False
-        wl = s[S_WASTE_LEN]
+        wl = s[Slot.WASTE_LEN]
         if wl > 0 and is_safe(s, cfg, s[off_w + wl - 1]):
             apply_action(s, cfg, 1)
             path[plen] = 1
@@ -56,8 +48,8 @@ def auto_safe(s, cfg, path, plen, prune=True):
 @njit(cache=True)
 def first_empty(s, cfg):
     """The first empty column of ``s``, or -1."""
-    off_len = cfg[CFG_OFF_LEN]
-    for i in range(cfg[CFG_COLUMNS]):
+    off_len = cfg[Cfg.OFF_LEN]
+    for i in range(cfg[Cfg.COLUMNS]):
         if s[off_len + i] == 0:
             return i
     return -1
@@ -69,7 +61,7 @@ def keep_move(s, cfg, kind, i, j, k, first_empty, prune=True):
     (the columns are a multiset, so the others give the same position), and never move
     a whole column into an empty column (the same position again)."""
     if prune and kind in (KIND_WASTE_COLUMN, KIND_COLUMN_COLUMN):
-        off_len = cfg[CFG_OFF_LEN]
+        off_len = cfg[Cfg.OFF_LEN]
         if s[off_len + j] == 0:
             if j != first_empty:
                 return False
@@ -83,7 +75,7 @@ def stock_only(s, mask, prune):
     """The stock-turn reduction: with the waste empty, turning the stock commutes with
     every other legal move and nothing else can touch the waste, so the turn alone is a
     persistent set (see the solver docs). Returns whether it applied (``mask`` cut)."""
-    if prune and mask[0] and s[S_WASTE_LEN] == 0:
+    if prune and mask[0] and s[Slot.WASTE_LEN] == 0:
         mask[:] = False
         mask[0] = True
         return True
@@ -101,7 +93,7 @@ def search_moves(s, cfg, mask, prune, out):
     stock_only(s, mask, prune)
     first = first_empty(s, cfg)
     m = 0
-    for a in range(cfg[CFG_N_ACTIONS]):
+    for a in range(cfg[Cfg.N_ACTIONS]):
         if mask[a]:
             kind, i, j, k = decode(cfg, a)
             if keep_move(s, cfg, kind, i, j, k, first, prune):

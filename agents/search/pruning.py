@@ -6,18 +6,7 @@ import numpy as np
 from numba import njit
 
 from forty_thieves_env.engine.cards import N_CODES, N_RANKS
-from forty_thieves_env.engine.layout import (
-    CFG_ALTERNATE,
-    CFG_COLUMNS,
-    CFG_DEPTH,
-    CFG_MAX_RUN,
-    CFG_OFF_LEN,
-    CFG_OFF_TAB,
-    CFG_OFF_WASTE,
-    S_FOUND,
-    S_REDEALS,
-    S_WASTE_LEN,
-)
+from forty_thieves_env.engine.layout import Cfg, Slot
 
 
 @njit(cache=True)
@@ -34,16 +23,16 @@ def blocked_suits(s, cfg):
     repeat until nothing changes. Dead when ``T`` is not empty and every column holds a
     pinned card. Returns False whenever it cannot show that.
     """
-    if cfg[CFG_ALTERNATE] != 0 or cfg[CFG_MAX_RUN] != 1:
+    if cfg[Cfg.ALTERNATE] != 0 or cfg[Cfg.MAX_RUN] != 1:
         return False
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_tab = cfg[Cfg.OFF_TAB]
     for i in range(c):
         if s[off_len + i] == 0:
             return False
-    wl = s[S_WASTE_LEN] if s[S_REDEALS] == 0 else 0
+    wl = s[Slot.WASTE_LEN] if s[Slot.REDEALS] == 0 else 0
     n_slots = c * d + wl
     # Slots: column i position p is i*d + p; waste position p is c*d + p (bottom first).
     code = np.full(n_slots, -1, dtype=np.int64)
@@ -53,7 +42,7 @@ def blocked_suits(s, cfg):
             x = s[off_tab + i * d + p]
             code[i * d + p] = x
             where[x, 0 if where[x, 0] < 0 else 1] = i * d + p
-    off_w = cfg[CFG_OFF_WASTE]
+    off_w = cfg[Cfg.OFF_WASTE]
     for p in range(wl):
         x = s[off_w + p]
         code[c * d + p] = x
@@ -105,7 +94,7 @@ def blocked_suits(s, cfg):
                 if keep and r < N_RANKS - 1:
                     y = x + 1
                     blocked = 0
-                    for f in range(S_FOUND + 2 * su, S_FOUND + 2 * su + 2):
+                    for f in range(Slot.FOUND + 2 * su, Slot.FOUND + 2 * su + 2):
                         if s[f] > r + 1:
                             blocked += 1
                     for e in range(2):

@@ -117,7 +117,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from forty_thieves_env.engine.layout import CFG_DEPTH, CFG_STOCK
+from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.text.game import GameState
 from forty_thieves_env.text.notation import format_move
 
@@ -210,7 +210,7 @@ def solve(
     now = time.perf_counter if clock == "wall" else time.process_time
     t0 = now()
     cfg = state.cfg
-    z = zobrist_for(int(cfg[CFG_DEPTH]), int(cfg[CFG_STOCK]))
+    z = zobrist_for(int(cfg[Cfg.DEPTH]), int(cfg[Cfg.STOCK]))
     budget = max_memory_mb * 2**20 - 16 * 2**20  # room for the small arrays
     searches: list[Search]
     if strategy == "best":

@@ -11,19 +11,7 @@ from numba import njit
 
 from agents.hashing import mix
 from forty_thieves_env.engine.cards import N_CODES
-from forty_thieves_env.engine.layout import (
-    CFG_COLUMNS,
-    CFG_DEPTH,
-    CFG_OFF_DOWN,
-    CFG_OFF_LEN,
-    CFG_OFF_STOCK,
-    CFG_OFF_TAB,
-    CFG_OFF_WASTE,
-    CFG_STOCK,
-    S_REDEALS,
-    S_STOCK_LEN,
-    S_WASTE_LEN,
-)
+from forty_thieves_env.engine.layout import Cfg, Slot
 
 _TABLES: dict[tuple[int, int], np.ndarray] = {}
 
@@ -50,14 +38,14 @@ def zobrist_for(depth: int, stock: int) -> np.ndarray:
 @njit(cache=True)
 def column_hash(s, cfg, z, i):
     """The mixed Zobrist hash ``(x1, x2)`` of column ``i`` alone; ``(0, 0)`` when empty."""
-    n = s[cfg[CFG_OFF_LEN] + i]
+    n = s[cfg[Cfg.OFF_LEN] + i]
     if n == 0:
         return np.uint64(0), np.uint64(0)
-    d = cfg[CFG_DEPTH]
-    k = d * N_CODES + s[cfg[CFG_OFF_DOWN] + i]
+    d = cfg[Cfg.DEPTH]
+    k = d * N_CODES + s[cfg[Cfg.OFF_DOWN] + i]
     x1 = z[0, k]
     x2 = z[1, k]
-    base = cfg[CFG_OFF_TAB] + i * d
+    base = cfg[Cfg.OFF_TAB] + i * d
     for p in range(n):
         k = p * N_CODES + s[base + p]
         x1 ^= z[0, k]
@@ -68,9 +56,9 @@ def column_hash(s, cfg, z, i):
 @njit(cache=True)
 def waste_hash(s, cfg, z, lo, hi):
     """XOR of the Zobrist terms of waste slots ``lo..hi-1`` of ``s``."""
-    d = cfg[CFG_DEPTH]
+    d = cfg[Cfg.DEPTH]
     off_waste_z = d * N_CODES + d + 1
-    off_w = cfg[CFG_OFF_WASTE]
+    off_w = cfg[Cfg.OFF_WASTE]
     h1 = np.uint64(0)
     h2 = np.uint64(0)
     for p in range(lo, hi):
@@ -82,17 +70,17 @@ def waste_hash(s, cfg, z, lo, hi):
 
 @njit(cache=True)
 def _stock_hash(s, cfg, z, root_redeals):
-    d = cfg[CFG_DEPTH]
-    t = cfg[CFG_STOCK]
+    d = cfg[Cfg.DEPTH]
+    t = cfg[Cfg.STOCK]
     off_stock_z = d * N_CODES + d + 1 + t * N_CODES
     off_slen_z = off_stock_z + t * N_CODES
     off_red_z = off_slen_z + t + 1
-    sl = s[S_STOCK_LEN]
-    red = s[S_REDEALS]
+    sl = s[Slot.STOCK_LEN]
+    red = s[Slot.REDEALS]
     h1 = z[0, off_slen_z + sl] ^ z[0, off_red_z + red]
     h2 = z[1, off_slen_z + sl] ^ z[1, off_red_z + red]
     if red != root_redeals:
-        off_st = cfg[CFG_OFF_STOCK]
+        off_st = cfg[Cfg.OFF_STOCK]
         for p in range(sl):
             k = off_stock_z + p * N_CODES + s[off_st + p]
             h1 ^= z[0, k]
@@ -114,11 +102,11 @@ def state_hash(s, cfg, z, root_redeals):
     """
     h1 = np.uint64(0)
     h2 = np.uint64(0)
-    for i in range(cfg[CFG_COLUMNS]):
+    for i in range(cfg[Cfg.COLUMNS]):
         x1, x2 = column_hash(s, cfg, z, i)
         h1 += x1
         h2 += x2
-    w1, w2 = waste_hash(s, cfg, z, 0, s[S_WASTE_LEN])
+    w1, w2 = waste_hash(s, cfg, z, 0, s[Slot.WASTE_LEN])
     t1, t2 = _stock_hash(s, cfg, z, root_redeals)
     return h1 ^ w1 ^ t1, (h2 ^ w2 ^ t2) | np.uint64(1)  # h2 == 0 marks an empty table slot
 
@@ -127,9 +115,9 @@ def state_hash(s, cfg, z, root_redeals):
 def hash_parts(s, cfg, z, col1, col2, wh):
     """Fill ``col1``/``col2`` with every column's hash and ``wh`` with the waste's, the
     parts :func:`child_hash` reuses for the children of ``s``."""
-    for i in range(cfg[CFG_COLUMNS]):
+    for i in range(cfg[Cfg.COLUMNS]):
         col1[i], col2[i] = column_hash(s, cfg, z, i)
-    wh[0], wh[1] = waste_hash(s, cfg, z, 0, s[S_WASTE_LEN])
+    wh[0], wh[1] = waste_hash(s, cfg, z, 0, s[Slot.WASTE_LEN])
 
 
 @njit(cache=True)
@@ -143,10 +131,10 @@ def child_hash(child, parent, cfg, z, root_redeals, col1, col2, wh):
     slots below ``min`` of the two waste lengths are unchanged: only the other columns and
     slots are rehashed. ``tests/test_solver.py`` checks it against :func:`state_hash`.
     """
-    off_len = cfg[CFG_OFF_LEN]
+    off_len = cfg[Cfg.OFF_LEN]
     h1 = np.uint64(0)
     h2 = np.uint64(0)
-    for i in range(cfg[CFG_COLUMNS]):
+    for i in range(cfg[Cfg.COLUMNS]):
         if child[off_len + i] == parent[off_len + i]:
             h1 += col1[i]
             h2 += col2[i]
@@ -154,8 +142,8 @@ def child_hash(child, parent, cfg, z, root_redeals, col1, col2, wh):
             x1, x2 = column_hash(child, cfg, z, i)
             h1 += x1
             h2 += x2
-    wp = parent[S_WASTE_LEN]
-    wc = child[S_WASTE_LEN]
+    wp = parent[Slot.WASTE_LEN]
+    wc = child[Slot.WASTE_LEN]
     m = min(wp, wc)
     w1 = wh[0]
     w2 = wh[1]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .layout import CFG_COLUMNS, CFG_MAX_RUN
+from .layout import Cfg
 from .variants import Variant
 
 # Kinds of move that :func:`decode` returns.
@@ -59,7 +59,7 @@ def _first_column_move(c):
 @njit(cache=True)
 def decode(cfg, action):  # -> (kind, src column, dst column, cards); -1 where unused
     """Split an action number into ``(kind, src, dst, k)``; ``src``/``dst`` are column indices."""
-    c = cfg[CFG_COLUMNS]
+    c = cfg[Cfg.COLUMNS]
     if action == ACTION_STOCK:
         return KIND_STOCK, -1, -1, 0
     if action == ACTION_WASTE_FOUNDATION:
@@ -69,7 +69,7 @@ def decode(cfg, action):  # -> (kind, src column, dst column, cards); -1 where u
     first = _first_column_move(c)
     if action < first:
         return KIND_COLUMN_FOUNDATION, action - _FIRST_WASTE_COLUMN - c, -1, 1
-    kmax = cfg[CFG_MAX_RUN]
+    kmax = cfg[Cfg.MAX_RUN]
     r = action - first
     if kmax == 1:  # single-card variants: spare the two divisions by kmax
         k = 1
@@ -97,13 +97,13 @@ def _column_foundation(c, i):
 @njit(cache=True, inline="always")
 def column_to_foundation(cfg, i):
     """Action for column ``i``'s exposed card to a foundation."""
-    return _column_foundation(cfg[CFG_COLUMNS], i)
+    return _column_foundation(cfg[Cfg.COLUMNS], i)
 
 
 @njit(cache=True, inline="always")
 def first_column_move(cfg):
     """The first column-to-column action: every action from here on moves cards between columns."""
-    return _first_column_move(cfg[CFG_COLUMNS])
+    return _first_column_move(cfg[Cfg.COLUMNS])
 
 
 @njit(cache=True, inline="always")
@@ -116,7 +116,7 @@ def _run_row(c, kmax, i, j):
 def run_row(cfg, i, j):
     """Action for one card from column ``i`` to column ``j`` (``i != j``): the first of the
     ``max_run`` actions that move 1, 2, ... cards between them (``run_row + k - 1`` moves ``k``)."""
-    return _run_row(cfg[CFG_COLUMNS], cfg[CFG_MAX_RUN], i, j)
+    return _run_row(cfg[Cfg.COLUMNS], cfg[Cfg.MAX_RUN], i, j)
 
 
 @njit(cache=True, inline="always")

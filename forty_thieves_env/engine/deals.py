@@ -17,21 +17,7 @@ import numpy as np
 from numba import njit
 
 from .cards import EMPTY, N_CARDS, full_pack
-from .layout import (
-    CFG_AUTO,
-    CFG_COLUMNS,
-    CFG_DEPTH,
-    CFG_FACE_DOWN,
-    CFG_OFF_DOWN,
-    CFG_OFF_LEN,
-    CFG_OFF_STOCK,
-    CFG_OFF_TAB,
-    CFG_PER_COLUMN,
-    CFG_REDEALS,
-    CFG_STOCK,
-    S_REDEALS,
-    S_STOCK_LEN,
-)
+from .layout import Cfg, Slot
 from .rules import auto_play
 
 #: Deal numbers below this use PySolFC's Microsoft-compatible LCG.
@@ -197,25 +183,25 @@ def deal_layout(s, cfg, deck):
     the cards are dealt across the columns left to right, one pass per row, from the top;
     the face-down rows come first; what is left is the stock, its top the next to turn.
     """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    per = cfg[CFG_PER_COLUMN]
-    off_tab = cfg[CFG_OFF_TAB]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    per = cfg[Cfg.PER_COLUMN]
+    off_tab = cfg[Cfg.OFF_TAB]
     s[:off_tab] = 0
     s[off_tab:] = EMPTY
-    s[S_REDEALS] = cfg[CFG_REDEALS]
+    s[Slot.REDEALS] = cfg[Cfg.REDEALS]
     pos = N_CARDS - 1
     for p in range(per):
         for i in range(c):
             s[off_tab + i * d + p] = deck[pos]
             pos -= 1
     for i in range(c):
-        s[cfg[CFG_OFF_LEN] + i] = per
-        s[cfg[CFG_OFF_DOWN] + i] = cfg[CFG_FACE_DOWN]
-    n = cfg[CFG_STOCK]
-    off_st = cfg[CFG_OFF_STOCK]
+        s[cfg[Cfg.OFF_LEN] + i] = per
+        s[cfg[Cfg.OFF_DOWN] + i] = cfg[Cfg.FACE_DOWN]
+    n = cfg[Cfg.STOCK]
+    off_st = cfg[Cfg.OFF_STOCK]
     for t in range(n):
         s[off_st + t] = deck[t]
-    s[S_STOCK_LEN] = n
-    if cfg[CFG_AUTO]:
+    s[Slot.STOCK_LEN] = n
+    if cfg[Cfg.AUTO]:
         auto_play(s, cfg)

@@ -18,7 +18,7 @@ from numba import uint64 as u64
 from .actions import ACTION_STOCK, ACTION_WASTE_FOUNDATION, column_to_foundation, run_row, waste_to_column
 from .bits import SPREAD, byte_sum, load_u64, store_u64
 from .cards import N_RANKS
-from .layout import CFG_COLUMNS, CFG_DEPTH, CFG_MAX_RUN, CFG_OFF_LEN, CFG_OFF_TAB, CFG_OFF_WASTE, S_WASTE_LEN
+from .layout import Cfg, Slot
 from .rules import (
     count_bits,
     empty_columns,
@@ -63,7 +63,7 @@ def _onto_card(s, cfg, src, li, run, target, lim_card):
     """The one run length (0 if none) that may move from column ``src`` (``li`` cards, a run
     of ``run`` at its end, or -1 when not yet measured) onto the card ``target``: the run whose
     leading card is one rank below ``target`` and builds on it."""
-    base = cfg[CFG_OFF_TAB] + src * cfg[CFG_DEPTH]
+    base = cfg[Cfg.OFF_TAB] + src * cfg[Cfg.DEPTH]
     k = target % N_RANKS - s[base + li - 1] % N_RANKS
     if k < 1 or k > lim_card:
         return 0
@@ -81,11 +81,11 @@ def _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty):
     With single-card moves (``kmax == 1``) each entry is one bit test of the other column's
     exposed card against the cards ``x``'s exposed card goes on (or that go on it).
     """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    kmax = cfg[CFG_MAX_RUN]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    kmax = cfg[Cfg.MAX_RUN]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_tab = cfg[Cfg.OFF_TAB]
     lx = s[off_len + x]
     ux = s[off_tab + x * d + lx - 1] if lx > 0 else 0
     delta = 0
@@ -151,13 +151,13 @@ def refresh_legal_mask(s, cfg, out, cols, waste, found):
     changed. The caller falls back to :func:`legal_mask` when the move changed the number of
     empty columns under ``run_moves="supermove"`` (every run limit changes) or auto-play ran.
     """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_tab = cfg[Cfg.OFF_TAB]
     delta = _put(out, ACTION_STOCK, stock_playable(s, cfg))
-    wl = s[S_WASTE_LEN]
-    w = s[cfg[CFG_OFF_WASTE] + wl - 1] if wl > 0 else -1
+    wl = s[Slot.WASTE_LEN]
+    w = s[cfg[Cfg.OFF_WASTE] + wl - 1] if wl > 0 else -1
     delta += _put(out, ACTION_WASTE_FOUNDATION, w >= 0 and foundation_pile(s, w) >= 0)
     one = np.uint64(1)
     if waste or found:
@@ -178,7 +178,7 @@ def refresh_legal_mask(s, cfg, out, cols, waste, found):
             delta += _put(out, column_to_foundation(cfg, j), lj > 0 and foundation_pile(s, top) >= 0)
     if cols != 0:
         # The single-card path of _pair_moves (max_run 1) uses no run limits: spare the count.
-        lim_card, lim_empty = (1, 1) if cfg[CFG_MAX_RUN] == 1 else run_limits(cfg, empty_columns(s, cfg))
+        lim_card, lim_empty = (1, 1) if cfg[Cfg.MAX_RUN] == 1 else run_limits(cfg, empty_columns(s, cfg))
         for x in range(c):
             if (cols >> np.uint64(x)) & one:
                 delta += _pair_moves(s, cfg, out, x, cols, lim_card, lim_empty)

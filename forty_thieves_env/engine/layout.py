@@ -26,48 +26,56 @@ slice              shape        meaning
 =================  ===========  ==========================================================
 
 The config array (``int64``, built by :func:`.config.config_for`) carries the variant's options
-and the offsets; kernels read it with the ``CFG_*`` indices below, which numba folds in as
-constants. :func:`pack_state` builds a state array from card lists (what
-:class:`~forty_thieves_env.text.game.GameState` and the position parser use).
+and the offsets; kernels read it with the :class:`Cfg` slots below, which numba folds in as
+constants. :meth:`~forty_thieves_env.text.game.GameState.from_parts` builds a state array from card lists.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import IntEnum
 
-import numpy as np
-
-from .cards import EMPTY, N_FOUNDATIONS, N_RANKS
+from .cards import N_FOUNDATIONS, N_RANKS
 from .variants import Variant
 
-# Header slots of a state array.
-S_STOCK_LEN = 0  # cards in the stock
-S_WASTE_LEN = 1  # cards in the waste
-S_REDEALS = 2  # redeals left
-S_FOUND = 3  # first of the eight foundation heights (pile 2*suit + k)
-HEADER = S_FOUND + N_FOUNDATIONS  # where the per-variant part (columns, stock, waste) starts
 
-# Slots of a config array.
-CFG_COLUMNS = 0  # C, number of columns
-CFG_DEPTH = 1  # D, cards a column can hold (variant.max_depth)
-CFG_STOCK = 2  # T, stock size after the deal
-CFG_ALTERNATE = 3  # 1: columns build in alternate colours, 0: in suit
-CFG_RUN = 4  # RUN_* code of variant.run_moves
-CFG_AUTO = 5  # 1: safe cards go home by themselves after every move
-CFG_MAX_RUN = 6  # K, most cards one action moves (1 or 13)
-CFG_OFF_LEN = 7  # offset of the (C,) column lengths
-CFG_OFF_DOWN = 8  # offset of the (C,) face-down counts
-CFG_OFF_TAB = 9  # offset of the (C, D) column cards
-CFG_OFF_STOCK = 10  # offset of the (T,) stock
-CFG_OFF_WASTE = 11  # offset of the (T,) waste
-CFG_SIZE = 12  # length of a state array
-CFG_N_ACTIONS = 13  # size of the action space (see .actions)
-CFG_REDEALS = 14  # redeals of a fresh deal
-CFG_PER_COLUMN = 15  # cards dealt to each column
-CFG_FACE_DOWN = 16  # of which face down
-CFG_LEN = 17
+class Slot(IntEnum):
+    """Header slots of a state array: ``s[Slot.STOCK_LEN]`` (numba folds them in as constants)."""
 
-# Codes of ``variant.run_moves`` in ``cfg[CFG_RUN]``.
+    STOCK_LEN = 0  # cards in the stock
+    WASTE_LEN = 1  # cards in the waste
+    REDEALS = 2  # redeals left
+    FOUND = 3  # first of the eight foundation heights (pile 2*suit + k)
+
+
+HEADER = Slot.FOUND + N_FOUNDATIONS  # where the per-variant part (columns, stock, waste) starts
+
+
+class Cfg(IntEnum):
+    """Slots of a config array: ``cfg[Cfg.COLUMNS]`` (numba folds them in as constants)."""
+
+    COLUMNS = 0  # C, number of columns
+    DEPTH = 1  # D, cards a column can hold (variant.max_depth)
+    STOCK = 2  # T, stock size after the deal
+    ALTERNATE = 3  # 1: columns build in alternate colours, 0: in suit
+    RUN = 4  # RUN_* code of variant.run_moves
+    AUTO = 5  # 1: safe cards go home by themselves after every move
+    MAX_RUN = 6  # K, most cards one action moves (1 or 13)
+    OFF_LEN = 7  # offset of the (C,) column lengths
+    OFF_DOWN = 8  # offset of the (C,) face-down counts
+    OFF_TAB = 9  # offset of the (C, D) column cards
+    OFF_STOCK = 10  # offset of the (T,) stock
+    OFF_WASTE = 11  # offset of the (T,) waste
+    SIZE = 12  # length of a state array
+    N_ACTIONS = 13  # size of the action space (see .actions)
+    REDEALS = 14  # redeals of a fresh deal
+    PER_COLUMN = 15  # cards dealt to each column
+    FACE_DOWN = 16  # of which face down
+
+
+CFG_LEN = len(Cfg)  # length of a config array
+
+# Codes of ``variant.run_moves`` in ``cfg[Cfg.RUN]``.
 RUN_NONE = 0
 RUN_SUPERMOVE = 1
 RUN_FREE = 2
@@ -106,63 +114,3 @@ def stock_room_problem(variant: Variant, stock: int, waste: int) -> str:
     if stock + waste > t:
         return f"stock ({stock}) and waste ({waste}) together hold {stock + waste} cards; {variant.name} deals {t}"
     return ""
-
-
-
-
-def pack_state(
-    variant: Variant,
-    columns: Sequence[Sequence[int]],
-    stock: Sequence[int] = (),
-    waste: Sequence[int] = (),
-    foundations: Sequence[int] = (0,) * N_FOUNDATIONS,
-    face_down: Sequence[int] | None = None,
-    redeals_left: int | None = None,
-) -> np.ndarray:
-    """A new state array from card-code lists (no check of card counts: see the position parser).
-
-    Args:
-        columns: One list per column, bottom card first.
-        stock: Stock cards, *next card to turn first*.
-        waste: Waste cards, bottom first (top last).
-        foundations: Eight pile heights, pile ``2*suit + k``.
-        face_down: Face-down count per column (default none).
-        redeals_left: Defaults to the variant's ``redeals``.
-
-    Returns:
-        The ``(size,) int8`` state array.
-
-    Raises:
-        ValueError: a part does not fit the variant (columns, capacities, heights).
-    """
-    c, d = variant.columns, variant.max_depth
-    off_len, off_down, off_tab, off_stock, off_waste, size = offsets(c, d, variant.stock_size)
-    if len(columns) != c:
-        raise ValueError(f"{variant.name} has {c} columns, got {len(columns)}")
-    problem = stock_room_problem(variant, len(stock), len(waste))
-    if problem:
-        raise ValueError(problem)
-    a = np.zeros(size, dtype=np.int8)
-    a[off_tab:] = EMPTY
-    a[S_STOCK_LEN] = len(stock)
-    a[S_WASTE_LEN] = len(waste)
-    a[S_REDEALS] = variant.redeals if redeals_left is None else redeals_left
-    found = np.asarray(foundations, dtype=np.int64).reshape(4, 2)
-    if found.min() < 0 or found.max() > N_RANKS:
-        raise ValueError("foundation heights must be 0..13")
-    a[S_FOUND : S_FOUND + N_FOUNDATIONS] = np.sort(found, axis=1)[:, ::-1].ravel()
-    for i, col in enumerate(columns):
-        problem = column_room_problem(variant, col)
-        if problem:
-            raise ValueError(f"column {i + 1} {problem}")
-        a[off_len + i] = len(col)
-        down = 0 if face_down is None else face_down[i]
-        if not 0 <= down <= max(len(col) - 1, 0):
-            raise ValueError(f"column {i + 1}: {down} face-down cards under {len(col)} cards")
-        a[off_down + i] = down
-        base = off_tab + i * d
-        a[base : base + len(col)] = col
-    # Stored with the next card to turn last.
-    a[off_stock : off_stock + len(stock)] = list(stock)[::-1]
-    a[off_waste : off_waste + len(waste)] = waste
-    return a

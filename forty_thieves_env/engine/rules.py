@@ -43,25 +43,7 @@ from .actions import (
 )
 from .bits import popcount
 from .cards import EMPTY, N_CARDS, N_RANKS
-from .layout import (
-    CFG_ALTERNATE,
-    CFG_AUTO,
-    CFG_COLUMNS,
-    CFG_DEPTH,
-    CFG_MAX_RUN,
-    CFG_N_ACTIONS,
-    CFG_OFF_DOWN,
-    CFG_OFF_LEN,
-    CFG_OFF_STOCK,
-    CFG_OFF_TAB,
-    CFG_OFF_WASTE,
-    CFG_RUN,
-    RUN_SUPERMOVE,
-    S_FOUND,
-    S_REDEALS,
-    S_STOCK_LEN,
-    S_WASTE_LEN,
-)
+from .layout import RUN_SUPERMOVE, Cfg, Slot
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -71,7 +53,7 @@ def fits(cfg, card, target):
     """Whether ``card`` may be built on ``target`` in a column (both real cards)."""
     if target % N_RANKS != card % N_RANKS + 1:
         return False
-    if cfg[CFG_ALTERNATE]:
+    if cfg[Cfg.ALTERNATE]:
         return (card // N_RANKS >= 2) != (target // N_RANKS >= 2)
     return card // N_RANKS == target // N_RANKS
 
@@ -79,7 +61,7 @@ def fits(cfg, card, target):
 @njit(cache=True, inline="always")
 def foundation_pile(s, card):
     """Index into ``s`` of the foundation pile that takes ``card`` now, or -1."""
-    p = S_FOUND + 2 * (card // N_RANKS)
+    p = Slot.FOUND + 2 * (card // N_RANKS)
     r = card % N_RANKS
     if s[p] == r:
         return p
@@ -101,33 +83,33 @@ def is_safe(s, cfg, card):
     if r == 0:
         return True
     suit = card // N_RANKS
-    if cfg[CFG_ALTERNATE]:
+    if cfg[Cfg.ALTERNATE]:
         lo = 0 if suit >= 2 else 2  # the two suits of the other colour
         for other in range(lo, lo + 2):
-            if s[S_FOUND + 2 * other + 1] < r:  # pile 2*suit+1 is the lower one
+            if s[Slot.FOUND + 2 * other + 1] < r:  # pile 2*suit+1 is the lower one
                 return False
         return True
-    return s[S_FOUND + 2 * suit + 1] >= r
+    return s[Slot.FOUND + 2 * suit + 1] >= r
 
 
 @njit(cache=True, inline="always")
 def column_top(s, cfg, i):
-    n = s[cfg[CFG_OFF_LEN] + i]
+    n = s[cfg[Cfg.OFF_LEN] + i]
     if n == 0:
         return -1
-    return s[cfg[CFG_OFF_TAB] + i * cfg[CFG_DEPTH] + n - 1]
+    return s[cfg[Cfg.OFF_TAB] + i * cfg[Cfg.DEPTH] + n - 1]
 
 
 @njit(cache=True)
 def run_length(s, cfg, i):
     """Face-up cards at the end of column ``i`` that form a run (0 for an empty column)."""
-    n = s[cfg[CFG_OFF_LEN] + i]
+    n = s[cfg[Cfg.OFF_LEN] + i]
     if n == 0:
         return 0
-    if cfg[CFG_MAX_RUN] == 1:
+    if cfg[Cfg.MAX_RUN] == 1:
         return 1
-    base = cfg[CFG_OFF_TAB] + i * cfg[CFG_DEPTH]
-    lowest = s[cfg[CFG_OFF_DOWN] + i]
+    base = cfg[Cfg.OFF_TAB] + i * cfg[Cfg.DEPTH]
+    lowest = s[cfg[Cfg.OFF_DOWN] + i]
     k = 1
     while n - k - 1 >= lowest and fits(cfg, s[base + n - k], s[base + n - k - 1]):
         k += 1
@@ -137,8 +119,8 @@ def run_length(s, cfg, i):
 @njit(cache=True, inline="always")
 def empty_columns(s, cfg):
     n = 0
-    off = cfg[CFG_OFF_LEN]
-    for i in range(cfg[CFG_COLUMNS]):
+    off = cfg[Cfg.OFF_LEN]
+    for i in range(cfg[Cfg.COLUMNS]):
         if s[off + i] == 0:
             n += 1
     return n
@@ -147,12 +129,12 @@ def empty_columns(s, cfg):
 @njit(cache=True, inline="always")
 def run_limit(cfg, n_empty, dst_empty):
     """Most cards one move may carry, given the empty columns (the destination included)."""
-    if cfg[CFG_RUN] == RUN_SUPERMOVE:
+    if cfg[Cfg.RUN] == RUN_SUPERMOVE:
         # Single-card moves through e spare empty columns shift at most 2**e cards; an empty
         # destination cannot be used as a stop.
         spare = n_empty - 1 if dst_empty else n_empty
         return 1 << spare
-    return cfg[CFG_MAX_RUN]
+    return cfg[Cfg.MAX_RUN]
 
 
 # ----------------------------------------------------------------------- legal moves
@@ -160,17 +142,17 @@ def run_limit(cfg, n_empty, dst_empty):
 
 @njit(cache=True, inline="always")
 def stock_playable(s, cfg):
-    return s[S_STOCK_LEN] > 0 or (s[S_REDEALS] > 0 and s[S_WASTE_LEN] > 0)
+    return s[Slot.STOCK_LEN] > 0 or (s[Slot.REDEALS] > 0 and s[Slot.WASTE_LEN] > 0)
 
 
 @njit(cache=True, inline="always")
 def _tops(s, cfg):
     """``(present, empties)``: bit ``u`` of ``present`` is set when some column's exposed card
     is card code ``u``; bit ``j`` of ``empties`` when column ``j`` is empty."""
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_tab = cfg[Cfg.OFF_TAB]
     present = np.uint64(0)
     empties = np.uint64(0)
     for j in range(c):
@@ -192,7 +174,7 @@ def neighbours(cfg, card, step):
     """Bits (as in ``present`` of :func:`_tops`) of the card codes one rank from ``card``
     (``step`` +1 or -1) that build with it: the same suit, or the two suits of the other
     colour. The caller keeps the rank in range (no king up, no ace down)."""
-    if cfg[CFG_ALTERNATE]:
+    if cfg[Cfg.ALTERNATE]:
         r = card % N_RANKS + step
         lo = 0 if card // N_RANKS >= 2 else 2 * N_RANKS  # the two suits of the other colour
         return (np.uint64(1) << np.uint64(lo + r)) | (np.uint64(1) << np.uint64(lo + N_RANKS + r))
@@ -213,10 +195,10 @@ def _moves_from(s, cfg, out, i, present, empties, lim_card, lim_empty):
     columns by a bit test on the exposed cards (``present``) instead of a loop over every
     column; only a hit (rare) looks for the columns themselves.
     """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_tab = cfg[Cfg.OFF_TAB]
     li = s[off_len + i]
     base_i = off_tab + i * d
     r = run_length(s, cfg, i)
@@ -264,18 +246,18 @@ def _move_context(s, cfg):
 def legal_mask(s, cfg, out):
     """Fill ``out`` (``(n_actions,) bool``) with the legal actions; return how many."""
     out[:] = False
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_tab = cfg[Cfg.OFF_TAB]
     present, empties, lim_card, lim_empty = _move_context(s, cfg)
     count = 0
     if stock_playable(s, cfg):
         out[ACTION_STOCK] = True
         count += 1
-    wl = s[S_WASTE_LEN]
+    wl = s[Slot.WASTE_LEN]
     if wl > 0:
-        w = s[cfg[CFG_OFF_WASTE] + wl - 1]
+        w = s[cfg[Cfg.OFF_WASTE] + wl - 1]
         if foundation_pile(s, w) >= 0:
             out[ACTION_WASTE_FOUNDATION] = True
             count += 1
@@ -297,26 +279,26 @@ def legal_mask(s, cfg, out):
 
 @njit(cache=True)
 def count_legal(s, cfg):
-    out = np.zeros(cfg[CFG_N_ACTIONS], dtype=np.bool_)
+    out = np.zeros(cfg[Cfg.N_ACTIONS], dtype=np.bool_)
     return legal_mask(s, cfg, out)
 
 
 @njit(cache=True)
 def is_legal(s, cfg, action):
     """Whether ``action`` is legal (agrees with :func:`legal_mask`, without building it)."""
-    if action < 0 or action >= cfg[CFG_N_ACTIONS]:
+    if action < 0 or action >= cfg[Cfg.N_ACTIONS]:
         return False
     kind, i, j, k = decode(cfg, action)
     if kind == KIND_STOCK:
         return stock_playable(s, cfg)
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_tab = cfg[Cfg.OFF_TAB]
     if kind in (KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN):
-        wl = s[S_WASTE_LEN]
+        wl = s[Slot.WASTE_LEN]
         if wl == 0:
             return False
-        card = s[cfg[CFG_OFF_WASTE] + wl - 1]
+        card = s[cfg[Cfg.OFF_WASTE] + wl - 1]
         if kind == KIND_WASTE_FOUNDATION:
             return foundation_pile(s, card) >= 0
         lj = s[off_len + j]
@@ -341,12 +323,12 @@ def is_legal(s, cfg, action):
 @njit(cache=True, inline="always")
 def _pop_column(s, cfg, i, k):
     """Remove ``k`` cards from the end of column ``i``, turning up a face-down card beneath."""
-    li = s[cfg[CFG_OFF_LEN] + i] - k
-    base = cfg[CFG_OFF_TAB] + i * cfg[CFG_DEPTH]
+    li = s[cfg[Cfg.OFF_LEN] + i] - k
+    base = cfg[Cfg.OFF_TAB] + i * cfg[Cfg.DEPTH]
     for t in range(li, li + k):
         s[base + t] = EMPTY
-    s[cfg[CFG_OFF_LEN] + i] = li
-    pd = cfg[CFG_OFF_DOWN] + i
+    s[cfg[Cfg.OFF_LEN] + i] = li
+    pd = cfg[Cfg.OFF_DOWN] + i
     if s[pd] >= li:
         s[pd] = li - 1 if li > 0 else 0
 
@@ -358,25 +340,25 @@ def _push_foundation(s, card):
 
 @njit(cache=True, inline="always")
 def _pop_waste(s, cfg):
-    wl = s[S_WASTE_LEN] - 1
-    p = cfg[CFG_OFF_WASTE] + wl
+    wl = s[Slot.WASTE_LEN] - 1
+    p = cfg[Cfg.OFF_WASTE] + wl
     card = s[p]
     s[p] = EMPTY
-    s[S_WASTE_LEN] = wl
+    s[Slot.WASTE_LEN] = wl
     return card
 
 
 @njit(cache=True)
 def auto_play(s, cfg):
     """Send safe cards (see :func:`is_safe`) home until none is left; return how many went."""
-    c = cfg[CFG_COLUMNS]
+    c = cfg[Cfg.COLUMNS]
     moved = 0
     changed = True
     while changed:
         changed = False
-        wl = s[S_WASTE_LEN]
+        wl = s[Slot.WASTE_LEN]
         if wl > 0:
-            w = s[cfg[CFG_OFF_WASTE] + wl - 1]
+            w = s[cfg[Cfg.OFF_WASTE] + wl - 1]
             if is_safe(s, cfg, w):
                 _pop_waste(s, cfg)
                 _push_foundation(s, w)
@@ -400,29 +382,29 @@ def apply_action(s, cfg, action):
     the variant has ``auto_play_safe``.
     """
     kind, i, j, k = decode(cfg, action)
-    d = cfg[CFG_DEPTH]
-    off_len = cfg[CFG_OFF_LEN]
-    off_tab = cfg[CFG_OFF_TAB]
+    d = cfg[Cfg.DEPTH]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_tab = cfg[Cfg.OFF_TAB]
     moved = 0
     if kind == KIND_STOCK:
-        sl = s[S_STOCK_LEN]
-        wl = s[S_WASTE_LEN]
-        off_st = cfg[CFG_OFF_STOCK]
-        off_w = cfg[CFG_OFF_WASTE]
+        sl = s[Slot.STOCK_LEN]
+        wl = s[Slot.WASTE_LEN]
+        off_st = cfg[Cfg.OFF_STOCK]
+        off_w = cfg[Cfg.OFF_WASTE]
         if sl > 0:
             s[off_w + wl] = s[off_st + sl - 1]
             s[off_st + sl - 1] = EMPTY
-            s[S_STOCK_LEN] = sl - 1
-            s[S_WASTE_LEN] = wl + 1
+            s[Slot.STOCK_LEN] = sl - 1
+            s[Slot.WASTE_LEN] = wl + 1
         else:
             # Redeal: the waste turned over; its bottom card becomes the next to turn.
             for t in range(wl):
                 s[off_st + t] = s[off_w + wl - 1 - t]
             for t in range(wl):
                 s[off_w + t] = EMPTY
-            s[S_STOCK_LEN] = wl
-            s[S_WASTE_LEN] = 0
-            s[S_REDEALS] -= 1
+            s[Slot.STOCK_LEN] = wl
+            s[Slot.WASTE_LEN] = 0
+            s[Slot.REDEALS] -= 1
     elif kind == KIND_WASTE_FOUNDATION:
         _push_foundation(s, _pop_waste(s, cfg))
         moved = 1
@@ -445,7 +427,7 @@ def apply_action(s, cfg, action):
             s[dst + t] = s[src + t]
         s[off_len + j] = lj + k
         _pop_column(s, cfg, i, k)
-    if cfg[CFG_AUTO]:
+    if cfg[Cfg.AUTO]:
         moved += auto_play(s, cfg)
     return moved
 
@@ -456,7 +438,7 @@ def apply_action(s, cfg, action):
 @njit(cache=True, inline="always")
 def cards_home(s):
     total = 0
-    for p in range(S_FOUND, S_FOUND + 8):
+    for p in range(Slot.FOUND, Slot.FOUND + 8):
         total += s[p]
     return total
 

@@ -15,7 +15,7 @@ import numpy as np
 from ..engine.cards import N_CARDS
 from ..engine.config import config_for
 from ..engine.deals import check_deal_number
-from ..engine.layout import CFG_N_ACTIONS, CFG_SIZE
+from ..engine.layout import Cfg
 from ..engine.pcg64 import ST_LEN, check_range, export_state, import_state
 from ..engine.rules import cards_home, legal_mask
 from ..engine.variants import Variant
@@ -84,7 +84,7 @@ class BatchGames:
         n = self.num_games = int(num_games)
         self.variant = opts.variant
         self.cfg = config_for(self.variant)
-        self.n_actions = int(self.cfg[CFG_N_ACTIONS])
+        self.n_actions = int(self.cfg[Cfg.N_ACTIONS])
         self.observation_mode = observation = opts.observation
         self.reward = opts.reward
         self.spec = self.reward.spec()
@@ -103,7 +103,7 @@ class BatchGames:
         self.deal_pool = np.zeros(0, dtype=np.int64) if self.deals is None else self.deals.astype(np.int64)
         check_range(*DEAL_RANGE, self.deal_pool.shape[0])
 
-        size = int(self.cfg[CFG_SIZE])
+        size = int(self.cfg[Cfg.SIZE])
         self.states = np.zeros((n, size), dtype=np.int8)
         self.masks = np.zeros((n, self.n_actions), dtype=np.bool_)
         self.obs = np.zeros(n * obs_size, dtype=np.int8)

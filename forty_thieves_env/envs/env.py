@@ -11,7 +11,7 @@ from gymnasium import spaces
 
 from ..engine.config import config_for
 from ..engine.deals import check_deal_number, deal_layout, shuffled_pack
-from ..engine.layout import CFG_N_ACTIONS
+from ..engine.layout import Cfg
 from ..engine.rules import cards_home, legal_mask
 from ..engine.variants import Variant
 from ..text.errors import IllegalMoveError
@@ -177,7 +177,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         )
         self.variant: Variant = opts.variant
         self.cfg = config_for(self.variant)
-        self.n_actions = int(self.cfg[CFG_N_ACTIONS])
+        self.n_actions = int(self.cfg[Cfg.N_ACTIONS])
         self.observation_mode = opts.observation
         self.reward: Reward = opts.reward
         self.illegal_action = opts.illegal_action

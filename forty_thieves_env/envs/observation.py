@@ -62,20 +62,7 @@ from numba import uint64 as u64
 from ..engine.bits import copy_bytes, fill_bytes
 from ..engine.cards import N_CODES, N_FOUNDATIONS, N_RANKS
 from ..engine.config import config_for
-from ..engine.layout import (
-    CFG_COLUMNS,
-    CFG_DEPTH,
-    CFG_OFF_DOWN,
-    CFG_OFF_LEN,
-    CFG_OFF_STOCK,
-    CFG_OFF_TAB,
-    CFG_OFF_WASTE,
-    CFG_STOCK,
-    S_FOUND,
-    S_REDEALS,
-    S_STOCK_LEN,
-    S_WASTE_LEN,
-)
+from ..engine.layout import Cfg, Slot
 from ..engine.variants import Variant
 
 if TYPE_CHECKING:
@@ -146,12 +133,12 @@ def refresh_obs(s, cfg, obs, place, oracle, cols, waste, stock):
     The fields and codes are those of the module docstring; ``oracle`` adds the
     ``stock`` and ``tableau_revealed`` fields.
     """
-    c = cfg[CFG_COLUMNS]
-    d = cfg[CFG_DEPTH]
-    cap = cfg[CFG_STOCK]
-    off_len = cfg[CFG_OFF_LEN]
-    off_down = cfg[CFG_OFF_DOWN]
-    off_tab = cfg[CFG_OFF_TAB]
+    c = cfg[Cfg.COLUMNS]
+    d = cfg[Cfg.DEPTH]
+    cap = cfg[Cfg.STOCK]
+    off_len = cfg[Cfg.OFF_LEN]
+    off_down = cfg[Cfg.OFF_DOWN]
+    off_tab = cfg[Cfg.OFF_TAB]
     one = u64(1)
     o = place[O_TABLEAU]
     for i in range(c):
@@ -160,21 +147,21 @@ def refresh_obs(s, cfg, obs, place, oracle, cols, waste, stock):
     if waste:
         # Right-aligned: a card drawn or played shifts every card of the field.
         o = place[O_WASTE]
-        wl = s[S_WASTE_LEN]
+        wl = s[Slot.WASTE_LEN]
         fill_bytes(obs, o, cap - wl, NO_CARD)
-        copy_bytes(obs, o + cap - wl, s, cfg[CFG_OFF_WASTE], wl)
+        copy_bytes(obs, o + cap - wl, s, cfg[Cfg.OFF_WASTE], wl)
     o = place[O_FOUNDATIONS]
     for p in range(N_FOUNDATIONS):
-        obs[o + p] = s[S_FOUND + p]
+        obs[o + p] = s[Slot.FOUND + p]
     o = place[O_COUNTS]
-    obs[o + COUNT_STOCK] = s[S_STOCK_LEN]
-    obs[o + COUNT_REDEALS] = s[S_REDEALS]
+    obs[o + COUNT_STOCK] = s[Slot.STOCK_LEN]
+    obs[o + COUNT_REDEALS] = s[Slot.REDEALS]
     if not oracle:
         return
     if stock:
         o = place[O_STOCK]
-        sl = s[S_STOCK_LEN]
-        off_st = cfg[CFG_OFF_STOCK]
+        sl = s[Slot.STOCK_LEN]
+        off_st = cfg[Cfg.OFF_STOCK]
         for t in range(sl):
             obs[o + t] = s[off_st + sl - 1 - t]
         for t in range(sl, cap):
@@ -194,8 +181,8 @@ def encode_obs(s, cfg, obs, place, oracle):
 @njit(cache=True, inline="always")
 def _field_sizes(cfg, oracle):
     """``(sizes, n)``: the byte size of each field in ``O_*`` order, and how many the mode has."""
-    cd = cfg[CFG_COLUMNS] * cfg[CFG_DEPTH]
-    cap = cfg[CFG_STOCK]
+    cd = cfg[Cfg.COLUMNS] * cfg[Cfg.DEPTH]
+    cap = cfg[Cfg.STOCK]
     return (cd, cap, N_FOUNDATIONS, N_COUNTS, cap, cd), (O_LEN if oracle else O_STOCK)
 
 

@@ -28,7 +28,7 @@ from ..engine.actions import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLU
 from ..engine.cards import N_CARDS
 from ..engine.deals import deal_layout, shuffle_into
 from ..engine.incremental import refresh_legal_mask
-from ..engine.layout import CFG_AUTO, CFG_RUN, RUN_SUPERMOVE
+from ..engine.layout import RUN_SUPERMOVE, Cfg
 from ..engine.rules import apply_action, cards_home, empty_columns, legal_mask
 from .observation import encode_obs, refresh_obs
 from .options import EnvOptions
@@ -89,11 +89,11 @@ def step_one(s, cfg, mask, obs, place, spec, action, params, g):
     g[G_ELAPSED] += 1
     if 0 <= action < mask.shape[0] and mask[action]:
         kind, i, j, _ = decode(cfg, action)
-        supermove = cfg[CFG_RUN] == RUN_SUPERMOVE
+        supermove = cfg[Cfg.RUN] == RUN_SUPERMOVE
         empty_before = empty_columns(s, cfg) if supermove else 0
         moved = apply_action(s, cfg, action)
         g[G_MOVES] += 1
-        if cfg[CFG_AUTO] or (supermove and empty_columns(s, cfg) != empty_before):
+        if cfg[Cfg.AUTO] or (supermove and empty_columns(s, cfg) != empty_before):
             n_legal = legal_mask(s, cfg, mask)
             encode_obs(s, cfg, obs, place, params[P_ORACLE])
         else:

@@ -16,17 +16,7 @@ from ..engine.actions import (
     KIND_WASTE_FOUNDATION,
     decode,
 )
-from ..engine.layout import (
-    CFG_ALTERNATE,
-    CFG_COLUMNS,
-    CFG_DEPTH,
-    CFG_N_ACTIONS,
-    CFG_OFF_LEN,
-    CFG_OFF_TAB,
-    CFG_OFF_WASTE,
-    S_REDEALS,
-    S_WASTE_LEN,
-)
+from ..engine.layout import Cfg, Slot
 from ..engine.rules import empty_columns, is_legal, run_length, run_limit
 from .notation import card_text
 
@@ -38,28 +28,28 @@ def why_illegal(s: np.ndarray, cfg: np.ndarray, action: int) -> str:
     """
     if is_legal(s, cfg, action):
         return ""
-    if not 0 <= action < cfg[CFG_N_ACTIONS]:
-        return f"no action {action} (0..{int(cfg[CFG_N_ACTIONS]) - 1})"
+    if not 0 <= action < cfg[Cfg.N_ACTIONS]:
+        return f"no action {action} (0..{int(cfg[Cfg.N_ACTIONS]) - 1})"
     kind, i, j, k = (int(x) for x in decode(cfg, action))
-    d = int(cfg[CFG_DEPTH])
-    lens = s[cfg[CFG_OFF_LEN] : cfg[CFG_OFF_LEN] + cfg[CFG_COLUMNS]]
+    d = int(cfg[Cfg.DEPTH])
+    lens = s[cfg[Cfg.OFF_LEN] : cfg[Cfg.OFF_LEN] + cfg[Cfg.COLUMNS]]
 
     def top(col: int) -> int:
-        return int(s[cfg[CFG_OFF_TAB] + col * d + lens[col] - 1])
+        return int(s[cfg[Cfg.OFF_TAB] + col * d + lens[col] - 1])
 
-    build = "alternate colours" if cfg[CFG_ALTERNATE] else "suit"
+    build = "alternate colours" if cfg[Cfg.ALTERNATE] else "suit"
     if kind == KIND_STOCK:
-        if s[S_REDEALS] > 0:
+        if s[Slot.REDEALS] > 0:
             return "the stock and the waste are both empty"
         return "the stock is empty and no redeal is left"
     if kind in (KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN):
-        if s[S_WASTE_LEN] == 0:
+        if s[Slot.WASTE_LEN] == 0:
             return "the waste is empty"
-        card = int(s[cfg[CFG_OFF_WASTE] + s[S_WASTE_LEN] - 1])
+        card = int(s[cfg[Cfg.OFF_WASTE] + s[Slot.WASTE_LEN] - 1])
     else:
         if lens[i] == 0:
             return f"column {i + 1} is empty"
-        card = int(s[cfg[CFG_OFF_TAB] + i * d + lens[i] - k]) if k <= lens[i] else top(i)
+        card = int(s[cfg[Cfg.OFF_TAB] + i * d + lens[i] - k]) if k <= lens[i] else top(i)
     if kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION):
         return f"{card_text(card)} does not fit on any foundation"
     if kind == KIND_COLUMN_COLUMN:

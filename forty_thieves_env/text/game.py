@@ -12,23 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..engine.cards import EMPTY, N_CARDS, N_FOUNDATIONS
+from ..engine.cards import EMPTY, N_CARDS, N_FOUNDATIONS, N_RANKS
 from ..engine.config import config_for
 from ..engine.deals import deal_layout, shuffled_pack
-from ..engine.layout import (
-    CFG_N_ACTIONS,
-    CFG_OFF_DOWN,
-    CFG_OFF_LEN,
-    CFG_OFF_STOCK,
-    CFG_OFF_TAB,
-    CFG_OFF_WASTE,
-    CFG_SIZE,
-    S_FOUND,
-    S_REDEALS,
-    S_STOCK_LEN,
-    S_WASTE_LEN,
-    pack_state,
-)
+from ..engine.layout import Cfg, Slot, column_room_problem, stock_room_problem
 from ..engine.rules import apply_action, count_legal, is_legal, legal_mask
 from ..engine.variants import Variant, get_variant
 from .errors import IllegalMoveError
@@ -54,10 +41,10 @@ class GameState:
     def __init__(self, variant: Variant, array: np.ndarray | None = None) -> None:
         self.variant = variant
         self.cfg = config_for(variant)
-        size = int(self.cfg[CFG_SIZE])
+        size = int(self.cfg[Cfg.SIZE])
         if array is None:
             self.array = np.zeros(size, dtype=np.int8)
-            self.array[self.cfg[CFG_OFF_TAB] :] = EMPTY
+            self.array[self.cfg[Cfg.OFF_TAB] :] = EMPTY
         else:
             array = np.asarray(array)
             if array.shape != (size,) or array.dtype != np.int8:
@@ -76,8 +63,7 @@ class GameState:
         face_down: Sequence[int] | None = None,
         redeals_left: int | None = None,
     ) -> GameState:
-        """Assemble a state from card-code lists (:func:`~forty_thieves_env.engine.layout.pack_state`;
-        no check of card counts: see :mod:`.position`).
+        """Assemble a state from card-code lists (no check of card counts: see :mod:`.position`).
 
         Args:
             columns: One list per column, bottom card first.
@@ -87,9 +73,37 @@ class GameState:
             face_down: Face-down count per column (default none).
             redeals_left: Defaults to the variant's ``redeals``.
         """
-        s = cls.__new__(cls)
-        s.variant, s.cfg = variant, config_for(variant)
-        s.array = pack_state(variant, columns, stock, waste, foundations, face_down, redeals_left)
+        s = cls(variant)
+        a, cfg = s.array, s.cfg
+        c, d = variant.columns, variant.max_depth
+        if len(columns) != c:
+            raise ValueError(f"{variant.name} has {c} columns, got {len(columns)}")
+        problem = stock_room_problem(variant, len(stock), len(waste))
+        if problem:
+            raise ValueError(problem)
+        a[Slot.STOCK_LEN] = len(stock)
+        a[Slot.WASTE_LEN] = len(waste)
+        a[Slot.REDEALS] = variant.redeals if redeals_left is None else redeals_left
+        found = np.asarray(foundations, dtype=np.int64).reshape(4, 2)
+        if found.min() < 0 or found.max() > N_RANKS:
+            raise ValueError("foundation heights must be 0..13")
+        a[Slot.FOUND : Slot.FOUND + N_FOUNDATIONS] = np.sort(found, axis=1)[:, ::-1].ravel()
+        for i, col in enumerate(columns):
+            problem = column_room_problem(variant, col)
+            if problem:
+                raise ValueError(f"column {i + 1} {problem}")
+            a[cfg[Cfg.OFF_LEN] + i] = len(col)
+            down = 0 if face_down is None else face_down[i]
+            if not 0 <= down <= max(len(col) - 1, 0):
+                raise ValueError(f"column {i + 1}: {down} face-down cards under {len(col)} cards")
+            a[cfg[Cfg.OFF_DOWN] + i] = down
+            base = cfg[Cfg.OFF_TAB] + i * d
+            a[base : base + len(col)] = col
+        # Stored with the next card to turn last.
+        off = cfg[Cfg.OFF_STOCK]
+        a[off : off + len(stock)] = list(stock)[::-1]
+        off = cfg[Cfg.OFF_WASTE]
+        a[off : off + len(waste)] = waste
         return s
 
     # ----- decoding -------------------------------------------------------------------
@@ -100,18 +114,18 @@ class GameState:
     @property
     def column_lengths(self) -> np.ndarray:
         """``(C,)`` cards per column."""
-        return self._slice(CFG_OFF_LEN, self.variant.columns).astype(np.int64)
+        return self._slice(Cfg.OFF_LEN, self.variant.columns).astype(np.int64)
 
     @property
     def face_down(self) -> list[int]:
         """Face-down cards at the bottom of each column."""
-        return self._slice(CFG_OFF_DOWN, self.variant.columns).astype(int).tolist()
+        return self._slice(Cfg.OFF_DOWN, self.variant.columns).astype(int).tolist()
 
     @property
     def tableau(self) -> np.ndarray:
         """``(C, D)`` int8 view of the column cards, ``EMPTY`` past each column's end."""
         c, d = self.variant.columns, self.variant.max_depth
-        return self._slice(CFG_OFF_TAB, c * d).reshape(c, d)
+        return self._slice(Cfg.OFF_TAB, c * d).reshape(c, d)
 
     @property
     def columns(self) -> list[list[int]]:
@@ -122,31 +136,31 @@ class GameState:
     @property
     def stock(self) -> list[int]:
         """Stock cards, next card to turn first."""
-        n = int(self.array[S_STOCK_LEN])
-        return self._slice(CFG_OFF_STOCK, n)[::-1].astype(int).tolist()
+        n = int(self.array[Slot.STOCK_LEN])
+        return self._slice(Cfg.OFF_STOCK, n)[::-1].astype(int).tolist()
 
     @property
     def waste(self) -> list[int]:
         """Waste cards, bottom first (the playable top card last)."""
-        return self._slice(CFG_OFF_WASTE, int(self.array[S_WASTE_LEN])).astype(int).tolist()
+        return self._slice(Cfg.OFF_WASTE, int(self.array[Slot.WASTE_LEN])).astype(int).tolist()
 
     @property
     def foundations(self) -> list[int]:
         """Eight foundation heights, pile ``2*suit + k``."""
-        return self.array[S_FOUND : S_FOUND + N_FOUNDATIONS].astype(int).tolist()
+        return self.array[Slot.FOUND : Slot.FOUND + N_FOUNDATIONS].astype(int).tolist()
 
     @property
     def redeals_left(self) -> int:
-        return int(self.array[S_REDEALS])
+        return int(self.array[Slot.REDEALS])
 
     @property
     def cards_on_foundations(self) -> int:
-        return int(self.array[S_FOUND : S_FOUND + N_FOUNDATIONS].sum())
+        return int(self.array[Slot.FOUND : Slot.FOUND + N_FOUNDATIONS].sum())
 
     # ----- rules (thin wrappers over the compiled kernels) ----------------------------
     def legal_mask(self) -> np.ndarray:
         """``(n_actions,)`` bool: which actions are legal now."""
-        out = np.zeros(int(self.cfg[CFG_N_ACTIONS]), dtype=np.bool_)
+        out = np.zeros(int(self.cfg[Cfg.N_ACTIONS]), dtype=np.bool_)
         legal_mask(self.array, self.cfg, out)
         return out
 
@@ -155,7 +169,7 @@ class GameState:
         return np.flatnonzero(self.legal_mask()).tolist()
 
     def is_legal(self, action: int) -> bool:
-        return 0 <= action < self.cfg[CFG_N_ACTIONS] and bool(is_legal(self.array, self.cfg, action))
+        return 0 <= action < self.cfg[Cfg.N_ACTIONS] and bool(is_legal(self.array, self.cfg, action))
 
     def apply(self, action: int) -> int:
         """Play ``action``; return how many cards reached the foundations (auto-play included).
@@ -164,9 +178,9 @@ class GameState:
             IllegalMoveError: the move is not legal here; the state is left unchanged.
         """
         action = int(action)
-        if not 0 <= action < self.cfg[CFG_N_ACTIONS]:
+        if not 0 <= action < self.cfg[Cfg.N_ACTIONS]:
             raise IllegalMoveError(
-                f"action {action} is out of range 0..{int(self.cfg[CFG_N_ACTIONS]) - 1} for {self.variant.name}"
+                f"action {action} is out of range 0..{int(self.cfg[Cfg.N_ACTIONS]) - 1} for {self.variant.name}"
             )
         reason = why_illegal(self.array, self.cfg, action)
         if reason:

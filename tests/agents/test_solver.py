@@ -10,7 +10,7 @@ import pytest
 from agents.search import moves, pruning, zobrist
 from agents.search.solver import SolveResult, solve
 from forty_thieves_env import GameState, Variant, deal, get_variant, parse_position
-from forty_thieves_env.engine.layout import S_REDEALS
+from forty_thieves_env.engine.layout import Slot
 from forty_thieves_env.engine.rules import apply_action
 
 STRATEGIES = ["portfolio", "best", "dfs"]
@@ -153,7 +153,7 @@ def random_playout(variant: str | Variant, number: int, seed: int) -> GameState:
     rng = random.Random(seed)
     while True:
         actions = game.legal_actions()
-        if not actions or (len(game.stock) == 0 and game.array[S_REDEALS] == 0 and rng.random() < 0.3):
+        if not actions or (len(game.stock) == 0 and game.array[Slot.REDEALS] == 0 and rng.random() < 0.3):
             return game
         game.apply(rng.choice(actions))
         if len(game.stock) == 0 and rng.random() < 0.1:
@@ -320,7 +320,7 @@ def test_hash_is_canonical():
     for move in ("s", "s", "s"):
         state.play(move)
     z = zobrist.make_zobrist(state.variant.max_depth, state.variant.stock_size)
-    redeals = int(state.array[S_REDEALS])
+    redeals = int(state.array[Slot.REDEALS])
     base = zobrist.state_hash(state.array, state.cfg, z, redeals)
     columns = state.columns
     rng = random.Random(0)
@@ -355,7 +355,7 @@ def test_incremental_child_hash_equals_the_full_hash(variant):
     checked = 0
     for number in (1, 2, 3):
         game = deal(v, number)
-        root_redeals = int(game.array[S_REDEALS])
+        root_redeals = int(game.array[Slot.REDEALS])
         rng = random.Random(number)
         for _ in range(300):
             actions = game.legal_actions()

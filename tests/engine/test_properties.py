@@ -35,7 +35,7 @@ from forty_thieves_env import (
     shuffled_pack,
 )
 from forty_thieves_env.engine.cards import N_CODES, N_RANKS
-from forty_thieves_env.engine.layout import CFG_OFF_STOCK, CFG_OFF_WASTE, S_STOCK_LEN, S_WASTE_LEN
+from forty_thieves_env.engine.layout import Cfg, Slot
 
 deal_numbers = st.one_of(st.integers(1, 31999), st.integers(32000, 10**15))
 
@@ -67,10 +67,10 @@ def check_invariants(game: GameState, before: GameState | None = None) -> None:
     for i, col in enumerate(columns):
         assert (tab[i, len(col) :] == EMPTY).all()
     a, cfg = game.array, game.cfg
-    stock = a[cfg[CFG_OFF_STOCK] : cfg[CFG_OFF_STOCK] + v.stock_size]
-    waste = a[cfg[CFG_OFF_WASTE] : cfg[CFG_OFF_WASTE] + v.stock_size]
-    assert (stock[a[S_STOCK_LEN] :] == EMPTY).all() and (stock[: a[S_STOCK_LEN]] >= 0).all()
-    assert (waste[a[S_WASTE_LEN] :] == EMPTY).all() and (waste[: a[S_WASTE_LEN]] >= 0).all()
+    stock = a[cfg[Cfg.OFF_STOCK] : cfg[Cfg.OFF_STOCK] + v.stock_size]
+    waste = a[cfg[Cfg.OFF_WASTE] : cfg[Cfg.OFF_WASTE] + v.stock_size]
+    assert (stock[a[Slot.STOCK_LEN] :] == EMPTY).all() and (stock[: a[Slot.STOCK_LEN]] >= 0).all()
+    assert (waste[a[Slot.WASTE_LEN] :] == EMPTY).all() and (waste[: a[Slot.WASTE_LEN]] >= 0).all()
     # Face-down cards: under at least one face-up card, none in an empty column.
     for col, down in zip(columns, game.face_down, strict=True):
         assert 0 <= down < len(col) or down == len(col) == 0

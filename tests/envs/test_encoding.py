@@ -12,7 +12,7 @@ from numba import njit
 
 from forty_thieves_env import PRESETS, GameState, deal, format_position, get_variant, parse_card
 from forty_thieves_env.engine.cards import N_CARDS
-from forty_thieves_env.engine.layout import CFG_OFF_DOWN, CFG_OFF_LEN, CFG_OFF_STOCK, CFG_OFF_TAB, S_STOCK_LEN
+from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.envs.observation import (
     FACE_DOWN,
     NO_CARD,
@@ -164,10 +164,10 @@ def test_kernel_is_callable_per_game_from_compiled_code() -> None:
 def _permute_hidden(game: GameState, rng: np.random.Generator) -> GameState | None:
     """The same position with its hidden cards (stock, face-down cards) shuffled among themselves."""
     s, cfg, v = game.array, game.cfg, game.variant
-    slots = [int(cfg[CFG_OFF_STOCK]) + k for k in range(int(s[S_STOCK_LEN]))]
+    slots = [int(cfg[Cfg.OFF_STOCK]) + k for k in range(int(s[Slot.STOCK_LEN]))]
     for i in range(v.columns):
-        base = int(cfg[CFG_OFF_TAB]) + i * v.max_depth
-        slots += [base + k for k in range(int(s[cfg[CFG_OFF_DOWN] + i]))]
+        base = int(cfg[Cfg.OFF_TAB]) + i * v.max_depth
+        slots += [base + k for k in range(int(s[cfg[Cfg.OFF_DOWN] + i]))]
     hidden = s[slots].copy()
     if len(set(hidden.tolist())) < 2:
         return None
@@ -176,7 +176,7 @@ def _permute_hidden(game: GameState, rng: np.random.Generator) -> GameState | No
     while np.array_equal(perm, hidden):
         perm = rng.permutation(hidden)
     other.array[slots] = perm
-    assert int(other.array[cfg[CFG_OFF_LEN]]) == int(s[cfg[CFG_OFF_LEN]])
+    assert int(other.array[cfg[Cfg.OFF_LEN]]) == int(s[cfg[Cfg.OFF_LEN]])
     return other
 
 

@@ -15,7 +15,7 @@ import pytest
 from cases import VARIANTS, variant_id
 
 from forty_thieves_env import GameState, deal
-from forty_thieves_env.engine.layout import CFG_N_ACTIONS
+from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.engine.rules import legal_mask
 from forty_thieves_env.envs.observation import ObservationEncoder, encode_obs, flat_place, observation_layout
 from forty_thieves_env.envs.rewards import make_reward
@@ -34,7 +34,7 @@ def test_step_keeps_mask_and_observation_equal_to_fresh_ones(variant) -> None:
     for number in range(1, 7):
         game = deal(variant, number)
         s, cfg = game.array, game.cfg
-        mask = np.zeros(cfg[CFG_N_ACTIONS], dtype=np.bool_)
+        mask = np.zeros(cfg[Cfg.N_ACTIONS], dtype=np.bool_)
         fresh = mask.copy()
         obs = np.zeros_like(encoder.buffer)
         encode_obs(s, cfg, obs, place, True)

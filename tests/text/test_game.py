@@ -10,7 +10,7 @@ import pytest
 
 from forty_thieves_env import PRESETS, GameState, IllegalMoveError, Variant, deal, parse_card
 from forty_thieves_env.engine.config import config_for
-from forty_thieves_env.engine.layout import CFG_SIZE
+from forty_thieves_env.engine.layout import Cfg
 
 
 def random_play(g: GameState, moves: int, seed: int) -> list[int]:
@@ -60,7 +60,7 @@ def test_snapshot_is_a_copy() -> None:
     snap = g.snapshot()
     snap[:] = 0
     assert g == deal("classic", 3)
-    assert snap.dtype == np.int8 and snap.shape == (int(g.cfg[CFG_SIZE]),)
+    assert snap.dtype == np.int8 and snap.shape == (int(g.cfg[Cfg.SIZE]),)
 
 
 def test_restore_rejects_a_snapshot_of_another_size() -> None:
@@ -129,7 +129,7 @@ def test_constructor_copies_and_checks_the_array() -> None:
     g = deal("classic", 5)
     h = GameState(g.variant, g.array)
     assert h == g and h.array is not g.array
-    size = int(g.cfg[CFG_SIZE])
+    size = int(g.cfg[Cfg.SIZE])
     with pytest.raises(ValueError, match=rf"must be \({size},\) int8"):
         GameState(g.variant, g.array.astype(np.int16))
     with pytest.raises(ValueError, match=rf"must be \({size},\) int8"):
@@ -262,5 +262,5 @@ def test_legal_move_reports_cards_home() -> None:
 def test_states_of_custom_variants() -> None:
     v = Variant("tiny", columns=2, cards_per_column=1)
     g = deal(v, 1)
-    assert g.array.shape == (int(config_for(v)[CFG_SIZE]),)
+    assert g.array.shape == (int(config_for(v)[Cfg.SIZE]),)
     assert len(g.stock) == 102 and len(g.legal_mask()) == 2 + 4 + 2
