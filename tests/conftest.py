@@ -167,3 +167,14 @@ foundations: KC KC KD KD KH QH JS JS
 10:
 """
 NEAR_WIN_SCRIPT = ["s", "w>f", "s", "w>3", "3>1", "2>f", "1>f", "1>f", "2>f"]
+
+
+@pytest.fixture
+def one_torch_thread():
+    """torch on one thread during the test, restored after it."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -36,14 +36,7 @@ import numpy as np
 from numba import njit
 
 from agents.hashing import GOLDEN, mix, noise, table_contains, table_insert
-from forty_thieves_env.engine.actions import (
-    KIND_COLUMN_FOUNDATION,
-    KIND_STOCK,
-    KIND_WASTE_COLUMN,
-    KIND_WASTE_FOUNDATION,
-    decode,
-    first_column_move,
-)
+from forty_thieves_env.engine.actions import Kind, decode, first_column_move
 from forty_thieves_env.engine.cards import N_CARDS, N_RANKS
 from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.rules import apply_action, cards_home, fits, is_safe, legal_mask
@@ -173,6 +166,21 @@ def _uncover_value(s, cfg, w, card, tops, skip1, skip2):
     return 0.0
 
 
+@njit(cache=True, inline="always")
+def _land(sc, w, card, tops, dig, j, empty_cost):
+    """``sc`` plus what landing ``card`` (the one that leads what moves) on column ``j`` is
+    worth: an empty column's cost (less for a king, which only an empty column takes), or
+    burying the cards still to dig out of ``j``. The terms are added in this order so that
+    scores stay bit for bit those of the kept figures."""
+    if tops[j] < 0:
+        sc -= empty_cost
+        if card % N_RANKS == N_RANKS - 1:
+            sc += w[W_KING_EMPTY]
+    else:
+        sc -= w[W_BURY] * dig[j]
+    return sc
+
+
 @njit(cache=True)
 def score_moves(s, cfg, mask, w, scores):
     """Fill ``scores[a]`` for every legal action ``a`` of state ``s`` (others are left alone).
@@ -221,17 +229,17 @@ def score_moves(s, cfg, mask, w, scores):
         if not mask[a]:
             continue
         kind, i, j, k = decode(cfg, a)
-        if kind == KIND_STOCK:
+        if kind == Kind.STOCK:
             scores[a] = w[W_STOCK] if s[Slot.STOCK_LEN] > 0 else w[W_REDEAL]
             continue
-        if kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION):
-            card = wtop if kind == KIND_WASTE_FOUNDATION else tops[i]
+        if kind in (Kind.WASTE_FOUNDATION, Kind.COLUMN_FOUNDATION):
+            card = wtop if kind == Kind.WASTE_FOUNDATION else tops[i]
             if is_safe(s, cfg, card):
                 sc = w[W_SAFE]
             else:
                 sc = w[W_HOME] - w[W_PARK] * _out_below(s, cfg, card)
             sc += w[W_LOW] * (N_RANKS - 1 - card % N_RANKS)
-            if kind == KIND_WASTE_FOUNDATION:
+            if kind == Kind.WASTE_FOUNDATION:
                 if wnext >= 0:
                     sc += _uncover_value(s, cfg, w, wnext, tops, -1, -1)
             else:
@@ -245,14 +253,8 @@ def score_moves(s, cfg, mask, w, scores):
                 sc += w[W_DIG] * dig[i]
             scores[a] = sc
             continue
-        if kind == KIND_WASTE_COLUMN:
-            sc = w[W_WASTE_COL]
-            if tops[j] < 0:
-                sc -= empty_cost
-                if wtop % N_RANKS == N_RANKS - 1:
-                    sc += w[W_KING_EMPTY]
-            else:
-                sc -= w[W_BURY] * dig[j]
+        if kind == Kind.WASTE_COLUMN:
+            sc = _land(w[W_WASTE_COL], w, wtop, tops, dig, j, empty_cost)
             if wnext >= 0:
                 sc += _uncover_value(s, cfg, w, wnext, tops, j, -1)
             scores[a] = sc
@@ -285,13 +287,7 @@ def score_moves(s, cfg, mask, w, scores):
             sc += w[W_UNBLOCK] + _uncover_value(s, cfg, w, under, tops, i, j)
         if m > 0:
             sc += w[W_DIG] * dig[i] + w[W_SHORT] / m
-        if tops[j] < 0:
-            sc -= empty_cost
-            if b % N_RANKS == N_RANKS - 1:
-                sc += w[W_KING_EMPTY]
-        else:
-            sc -= w[W_BURY] * dig[j]
-        scores[a] = sc
+        scores[a] = _land(sc, w, b, tops, dig, j, empty_cost)
 
 
 @njit(cache=True)

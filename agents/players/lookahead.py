@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from agents.hashing import GOLDEN, noise
-from forty_thieves_env.engine.actions import KIND_COLUMN_FOUNDATION, KIND_WASTE_FOUNDATION, decode
+from forty_thieves_env.engine.actions import Kind, decode
 from forty_thieves_env.engine.cards import N_CARDS
 from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.rules import apply_action, column_top, is_safe
@@ -170,9 +170,9 @@ class LookaheadAgent(HeuristicAgent):
     def _is_safe_home(self, s: np.ndarray, a: int) -> bool:
         """Whether action ``a`` sends a safe card home (it can never cost a win)."""
         kind, i, _, _ = decode(self._cfg, a)
-        if kind == KIND_WASTE_FOUNDATION:
+        if kind == Kind.WASTE_FOUNDATION:
             card = int(s[int(self._cfg[Cfg.OFF_WASTE]) + int(s[Slot.WASTE_LEN]) - 1])
-        elif kind == KIND_COLUMN_FOUNDATION:
+        elif kind == Kind.COLUMN_FOUNDATION:
             card = int(column_top(s, self._cfg, i))
         else:
             return False

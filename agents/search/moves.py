@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from forty_thieves_env.engine.actions import KIND_COLUMN_COLUMN, KIND_WASTE_COLUMN, column_to_foundation, decode
+from forty_thieves_env.engine.actions import Kind, column_to_foundation, decode
 from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.rules import apply_action, is_safe, legal_mask
 
@@ -60,12 +60,12 @@ def keep_move(s, cfg, kind, i, j, k, first_empty, prune=True):
     """Symmetry pruning: of the moves into empty columns keep those into the first one
     (the columns are a multiset, so the others give the same position), and never move
     a whole column into an empty column (the same position again)."""
-    if prune and kind in (KIND_WASTE_COLUMN, KIND_COLUMN_COLUMN):
+    if prune and kind in (Kind.WASTE_COLUMN, Kind.COLUMN_COLUMN):
         off_len = cfg[Cfg.OFF_LEN]
         if s[off_len + j] == 0:
             if j != first_empty:
                 return False
-            if kind == KIND_COLUMN_COLUMN and s[off_len + i] == k:
+            if kind == Kind.COLUMN_COLUMN and s[off_len + i] == k:
                 return False
     return True
 

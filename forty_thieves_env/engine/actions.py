@@ -28,17 +28,23 @@ goes through :func:`decode` and :func:`encode`.
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 from numba import njit
 
 from .layout import Cfg
 from .variants import Variant
 
-# Kinds of move that :func:`decode` returns.
-KIND_STOCK = 0
-KIND_WASTE_FOUNDATION = 1
-KIND_WASTE_COLUMN = 2
-KIND_COLUMN_FOUNDATION = 3
-KIND_COLUMN_COLUMN = 4
+
+class Kind(IntEnum):
+    """Kinds of move, the first item of what :func:`decode` returns (``kind == Kind.STOCK``)."""
+
+    STOCK = 0  # turn the stock, or redeal
+    WASTE_FOUNDATION = 1  # the waste's top card to a foundation
+    WASTE_COLUMN = 2  # the waste's top card to a column
+    COLUMN_FOUNDATION = 3  # a column's exposed card to a foundation
+    COLUMN_COLUMN = 4  # 1..K cards from one column to another
+
 
 ACTION_STOCK = 0  # turn the stock, or redeal
 ACTION_WASTE_FOUNDATION = 1  # waste top to a foundation
@@ -61,14 +67,14 @@ def decode(cfg, action):  # -> (kind, src column, dst column, cards); -1 where u
     """Split an action number into ``(kind, src, dst, k)``; ``src``/``dst`` are column indices."""
     c = cfg[Cfg.COLUMNS]
     if action == ACTION_STOCK:
-        return KIND_STOCK, -1, -1, 0
+        return Kind.STOCK, -1, -1, 0
     if action == ACTION_WASTE_FOUNDATION:
-        return KIND_WASTE_FOUNDATION, -1, -1, 1
+        return Kind.WASTE_FOUNDATION, -1, -1, 1
     if action < _FIRST_WASTE_COLUMN + c:
-        return KIND_WASTE_COLUMN, -1, action - _FIRST_WASTE_COLUMN, 1
+        return Kind.WASTE_COLUMN, -1, action - _FIRST_WASTE_COLUMN, 1
     first = _first_column_move(c)
     if action < first:
-        return KIND_COLUMN_FOUNDATION, action - _FIRST_WASTE_COLUMN - c, -1, 1
+        return Kind.COLUMN_FOUNDATION, action - _FIRST_WASTE_COLUMN - c, -1, 1
     kmax = cfg[Cfg.MAX_RUN]
     r = action - first
     if kmax == 1:  # single-card variants: spare the two divisions by kmax
@@ -80,7 +86,7 @@ def decode(cfg, action):  # -> (kind, src column, dst column, cards); -1 where u
     i = pair // (c - 1)
     jj = pair % (c - 1)
     j = jj + 1 if jj >= i else jj
-    return KIND_COLUMN_COLUMN, i, j, k
+    return Kind.COLUMN_COLUMN, i, j, k
 
 
 @njit(cache=True, inline="always")
@@ -133,19 +139,19 @@ def n_actions(variant: Variant) -> int:
 def encode(variant: Variant, kind: int, src: int = -1, dst: int = -1, k: int = 1) -> int:
     """Inverse of :func:`decode`, with range checks (``ValueError`` on a move with no action)."""
     c, kmax = variant.columns, variant.max_run
-    if kind == KIND_STOCK:
+    if kind == Kind.STOCK:
         return ACTION_STOCK
-    if kind == KIND_WASTE_FOUNDATION:
+    if kind == Kind.WASTE_FOUNDATION:
         return ACTION_WASTE_FOUNDATION
-    if kind == KIND_WASTE_COLUMN:
+    if kind == Kind.WASTE_COLUMN:
         if not 0 <= dst < c:
             raise ValueError(f"no column {dst + 1} in {variant.name} (1..{c})")
         return _FIRST_WASTE_COLUMN + dst
-    if kind == KIND_COLUMN_FOUNDATION:
+    if kind == Kind.COLUMN_FOUNDATION:
         if not 0 <= src < c:
             raise ValueError(f"no column {src + 1} in {variant.name} (1..{c})")
         return int(_column_foundation(c, src))
-    if kind == KIND_COLUMN_COLUMN:
+    if kind == Kind.COLUMN_COLUMN:
         for col in (src, dst):
             if not 0 <= col < c:
                 raise ValueError(f"no column {col + 1} in {variant.name} (1..{c})")

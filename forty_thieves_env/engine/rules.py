@@ -29,18 +29,7 @@ import numpy as np
 from numba import njit
 from numba import uint64 as u64
 
-from .actions import (
-    ACTION_STOCK,
-    ACTION_WASTE_FOUNDATION,
-    KIND_COLUMN_FOUNDATION,
-    KIND_STOCK,
-    KIND_WASTE_COLUMN,
-    KIND_WASTE_FOUNDATION,
-    column_to_foundation,
-    decode,
-    run_row,
-    waste_to_column,
-)
+from .actions import ACTION_STOCK, ACTION_WASTE_FOUNDATION, Kind, column_to_foundation, decode, run_row, waste_to_column
 from .bits import popcount
 from .cards import EMPTY, N_CARDS, N_RANKS
 from .layout import RUN_SUPERMOVE, Cfg, Slot
@@ -289,17 +278,17 @@ def is_legal(s, cfg, action):
     if action < 0 or action >= cfg[Cfg.N_ACTIONS]:
         return False
     kind, i, j, k = decode(cfg, action)
-    if kind == KIND_STOCK:
+    if kind == Kind.STOCK:
         return stock_playable(s, cfg)
     d = cfg[Cfg.DEPTH]
     off_len = cfg[Cfg.OFF_LEN]
     off_tab = cfg[Cfg.OFF_TAB]
-    if kind in (KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN):
+    if kind in (Kind.WASTE_FOUNDATION, Kind.WASTE_COLUMN):
         wl = s[Slot.WASTE_LEN]
         if wl == 0:
             return False
         card = s[cfg[Cfg.OFF_WASTE] + wl - 1]
-        if kind == KIND_WASTE_FOUNDATION:
+        if kind == Kind.WASTE_FOUNDATION:
             return foundation_pile(s, card) >= 0
         lj = s[off_len + j]
         return lj == 0 or fits(cfg, card, s[off_tab + j * d + lj - 1])
@@ -307,7 +296,7 @@ def is_legal(s, cfg, action):
     if li == 0:
         return False
     base_i = off_tab + i * d
-    if kind == KIND_COLUMN_FOUNDATION:
+    if kind == Kind.COLUMN_FOUNDATION:
         return foundation_pile(s, s[base_i + li - 1]) >= 0
     if k > run_length(s, cfg, i):
         return False
@@ -386,7 +375,7 @@ def apply_action(s, cfg, action):
     off_len = cfg[Cfg.OFF_LEN]
     off_tab = cfg[Cfg.OFF_TAB]
     moved = 0
-    if kind == KIND_STOCK:
+    if kind == Kind.STOCK:
         sl = s[Slot.STOCK_LEN]
         wl = s[Slot.WASTE_LEN]
         off_st = cfg[Cfg.OFF_STOCK]
@@ -405,15 +394,15 @@ def apply_action(s, cfg, action):
             s[Slot.STOCK_LEN] = wl
             s[Slot.WASTE_LEN] = 0
             s[Slot.REDEALS] -= 1
-    elif kind == KIND_WASTE_FOUNDATION:
+    elif kind == Kind.WASTE_FOUNDATION:
         _push_foundation(s, _pop_waste(s, cfg))
         moved = 1
-    elif kind == KIND_WASTE_COLUMN:
+    elif kind == Kind.WASTE_COLUMN:
         card = _pop_waste(s, cfg)
         lj = s[off_len + j]
         s[off_tab + j * d + lj] = card
         s[off_len + j] = lj + 1
-    elif kind == KIND_COLUMN_FOUNDATION:
+    elif kind == Kind.COLUMN_FOUNDATION:
         card = column_top(s, cfg, i)
         _pop_column(s, cfg, i, 1)
         _push_foundation(s, card)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, NamedTuple, SupportsFloat
 
 import gymnasium as gym
@@ -50,21 +49,12 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
 
     ## Action Space
 
-    ``Discrete(n)`` with ``n = 2 + 2C + C (C-1) K`` for ``C`` columns and runs of at most
-    ``K`` cards (``K = 1`` with ``run_moves="none"``, else 13): 112 for classic, 1192 for
-    Josephine. Columns ``i, j`` count from 0 here and from 1 in move text:
-
-    =================================== ============================ ===========
-    action                              move                         text
-    =================================== ============================ ===========
-    ``0``                               turn the stock (or redeal)   ``s``
-    ``1``                               waste top to a foundation    ``w>f``
-    ``2 + j``                           waste top to column ``j``    ``w>{j+1}``
-    ``2 + C + i``                       column ``i`` to a foundation ``{i+1}>f``
-    ``2 + 2C + (i(C-1) + j')K + k - 1`` ``k`` cards from column      ``{i+1}>{j+1}``,
-                                        ``i`` to ``j``, where        ``…xk`` if k > 1
-                                        ``j' = j - (j > i)``
-    =================================== ============================ ===========
+    ``Discrete(n)``: every move of the variant is one number, 112 in classic and 1192 in
+    Josephine: ``0`` turns the stock (or redeals), ``1`` plays the waste's top card to a
+    foundation, then come the waste to each column, each column to a foundation, and every
+    move of ``1..K`` cards from one column to another (``K = 1`` with ``run_moves="none"``,
+    else 13). The numbering is set out once, in the action codec
+    (:mod:`forty_thieves_env.engine.actions`).
 
     :meth:`action_masks` (what sb3-contrib's ``MaskablePPO`` calls) and
     ``info["action_mask"]`` give the legal actions as a ``(n,) bool`` array; it is never
@@ -122,7 +112,8 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     ## Arguments
 
     * ``variant``: a preset name (``"classic"``, ``"josephine"``, ``"streets"``, ``"maria"``,
-      ``"limited"``, ``"rank_and_file"``, ``"relaxed"``) or a :class:`~forty_thieves_env.engine.variants.Variant`.
+      ``"limited"``, ``"rank_and_file"``, ``"relaxed"``) or a :class:`~forty_thieves_env.engine.variants.Variant`
+      (or an :class:`~.options.EnvOptions`, then with no other argument).
     * ``observation``: ``"dict"``, ``"flat"`` or ``"oracle"``.
     * ``reward``: ``"foundation"``, ``"win"``, ``"score"`` or a :class:`~.rewards.Reward`.
     * ``illegal_action``: what an action outside the mask does. ``"penalize"`` (default, so
@@ -153,28 +144,9 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}  # noqa: RUF012 (Gymnasium's convention)
 
-    def __init__(
-        self,
-        variant: str | Variant = "classic",
-        *,
-        observation: str = "dict",
-        reward: str | Reward = "foundation",
-        illegal_action: str = "penalize",
-        deals: str | Iterable[int] | np.ndarray | None = None,
-        winnable_only: bool = False,
-        render_mode: str | None = None,
-        **options: Any,
-    ) -> None:
-        opts = self.options = EnvOptions.make(
-            variant,
-            observation=observation,
-            reward=reward,
-            illegal_action=illegal_action,
-            deals=deals,
-            winnable_only=winnable_only,
-            render_mode=render_mode,
-            **options,
-        )
+    def __init__(self, variant: str | Variant | EnvOptions = "classic", **options: Any) -> None:
+        # The arguments are checked in one place, EnvOptions.make (listed under "Arguments" above).
+        opts = self.options = EnvOptions.of(variant, **options)
         self.variant: Variant = opts.variant
         self.cfg = config_for(self.variant)
         self.n_actions = int(self.cfg[Cfg.N_ACTIONS])

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 from numba import uint64 as u64
 
-from ..engine.actions import KIND_COLUMN_FOUNDATION, KIND_STOCK, KIND_WASTE_COLUMN, KIND_WASTE_FOUNDATION, decode
+from ..engine.actions import Kind, decode
 from ..engine.cards import N_CARDS
 from ..engine.deals import deal_layout, shuffle_into
 from ..engine.incremental import refresh_legal_mask
@@ -102,10 +102,10 @@ def step_one(s, cfg, mask, obs, place, spec, action, params, g):
                 cols |= u64(1) << u64(i)
             if j >= 0:
                 cols |= u64(1) << u64(j)
-            waste = kind in (KIND_STOCK, KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN)
-            found = kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION)
+            waste = kind in (Kind.STOCK, Kind.WASTE_FOUNDATION, Kind.WASTE_COLUMN)
+            found = kind in (Kind.WASTE_FOUNDATION, Kind.COLUMN_FOUNDATION)
             n_legal = g[G_LEGAL] + refresh_legal_mask(s, cfg, mask, cols, waste, found)
-            refresh_obs(s, cfg, obs, place, params[P_ORACLE], cols, waste, kind == KIND_STOCK)
+            refresh_obs(s, cfg, obs, place, params[P_ORACLE], cols, waste, kind == Kind.STOCK)
         g[G_LEGAL] = n_legal
         home = cards_home(s)
         g[G_CARDS] = home

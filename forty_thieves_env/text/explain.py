@@ -8,14 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.actions import (
-    KIND_COLUMN_COLUMN,
-    KIND_COLUMN_FOUNDATION,
-    KIND_STOCK,
-    KIND_WASTE_COLUMN,
-    KIND_WASTE_FOUNDATION,
-    decode,
-)
+from ..engine.actions import Kind, decode
 from ..engine.layout import Cfg, Slot
 from ..engine.rules import empty_columns, is_legal, run_length, run_limit
 from .notation import card_text
@@ -38,11 +31,11 @@ def why_illegal(s: np.ndarray, cfg: np.ndarray, action: int) -> str:
         return int(s[cfg[Cfg.OFF_TAB] + col * d + lens[col] - 1])
 
     build = "alternate colours" if cfg[Cfg.ALTERNATE] else "suit"
-    if kind == KIND_STOCK:
+    if kind == Kind.STOCK:
         if s[Slot.REDEALS] > 0:
             return "the stock and the waste are both empty"
         return "the stock is empty and no redeal is left"
-    if kind in (KIND_WASTE_FOUNDATION, KIND_WASTE_COLUMN):
+    if kind in (Kind.WASTE_FOUNDATION, Kind.WASTE_COLUMN):
         if s[Slot.WASTE_LEN] == 0:
             return "the waste is empty"
         card = int(s[cfg[Cfg.OFF_WASTE] + s[Slot.WASTE_LEN] - 1])
@@ -50,9 +43,9 @@ def why_illegal(s: np.ndarray, cfg: np.ndarray, action: int) -> str:
         if lens[i] == 0:
             return f"column {i + 1} is empty"
         card = int(s[cfg[Cfg.OFF_TAB] + i * d + lens[i] - k]) if k <= lens[i] else top(i)
-    if kind in (KIND_WASTE_FOUNDATION, KIND_COLUMN_FOUNDATION):
+    if kind in (Kind.WASTE_FOUNDATION, Kind.COLUMN_FOUNDATION):
         return f"{card_text(card)} does not fit on any foundation"
-    if kind == KIND_COLUMN_COLUMN:
+    if kind == Kind.COLUMN_COLUMN:
         r = int(run_length(s, cfg, i))
         if k > r:
             return f"column {i + 1} ends in a run of {r} card(s) in {build}, not {k}"

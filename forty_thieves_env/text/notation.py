@@ -16,16 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ..engine.actions import (
-    KIND_COLUMN_COLUMN,
-    KIND_COLUMN_FOUNDATION,
-    KIND_STOCK,
-    KIND_WASTE_COLUMN,
-    KIND_WASTE_FOUNDATION,
-    decode,
-    encode,
-    n_actions,
-)
+from ..engine.actions import Kind, decode, encode, n_actions
 from ..engine.cards import N_CODES, N_RANKS, RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS
 from ..engine.config import config_for
 from ..engine.variants import Variant
@@ -76,7 +67,7 @@ def parse_move(variant: Variant, text: str) -> int:
     """
     t = re.sub(r"\s+", "", text).lower()
     if t == "s":
-        return encode(variant, KIND_STOCK)
+        return encode(variant, Kind.STOCK)
     m = _MOVE_RE.match(t)
     if not m:
         raise ValueError(f"not a move: {text!r} (expected 's', 'w>f', '3>f', 'w>7', '3>7' or '3>7x2')")
@@ -90,12 +81,12 @@ def parse_move(variant: Variant, text: str) -> int:
             raise ValueError(f"{text!r}: no column {part} in {variant.name} (columns 1..{c})")
     if src == "w":
         if dst == "f":
-            return encode(variant, KIND_WASTE_FOUNDATION)
-        return encode(variant, KIND_WASTE_COLUMN, dst=int(dst) - 1)
+            return encode(variant, Kind.WASTE_FOUNDATION)
+        return encode(variant, Kind.WASTE_COLUMN, dst=int(dst) - 1)
     if dst == "f":
-        return encode(variant, KIND_COLUMN_FOUNDATION, src=int(src) - 1)
+        return encode(variant, Kind.COLUMN_FOUNDATION, src=int(src) - 1)
     try:
-        return encode(variant, KIND_COLUMN_COLUMN, int(src) - 1, int(dst) - 1, k)
+        return encode(variant, Kind.COLUMN_COLUMN, int(src) - 1, int(dst) - 1, k)
     except ValueError as err:
         raise ValueError(f"{text!r}: {err}") from None
 
@@ -108,13 +99,13 @@ def format_move(variant: Variant, action: int) -> str:
     if not 0 <= action < n:
         raise ValueError(f"action {action} out of range 0..{n - 1} for {variant.name}")
     kind, i, j, k = (int(x) for x in decode(cfg, action))
-    if kind == KIND_STOCK:
+    if kind == Kind.STOCK:
         return "s"
-    if kind == KIND_WASTE_FOUNDATION:
+    if kind == Kind.WASTE_FOUNDATION:
         return "w>f"
-    if kind == KIND_WASTE_COLUMN:
+    if kind == Kind.WASTE_COLUMN:
         return f"w>{j + 1}"
-    if kind == KIND_COLUMN_FOUNDATION:
+    if kind == Kind.COLUMN_FOUNDATION:
         return f"{i + 1}>f"
-    assert kind == KIND_COLUMN_COLUMN
+    assert kind == Kind.COLUMN_COLUMN
     return f"{i + 1}>{j + 1}" + (f"x{k}" if k > 1 else "")

@@ -498,16 +498,6 @@ def _no_illegal_callback():
     return NoIllegal()
 
 
-@pytest.fixture
-def one_torch_thread():
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def test_maskable_ppo_learns_without_an_action_masker(one_torch_thread) -> None:
     from sb3_contrib import MaskablePPO
 

@@ -502,16 +502,6 @@ def test_sb3_vec_env_infos_and_attributes() -> None:
         venv.reset()
 
 
-@pytest.fixture
-def one_torch_thread():
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.mark.parametrize("env_id", list(ENV_IDS))
 def test_maskable_ppo_on_the_native_vec_env(env_id: str, one_torch_thread) -> None:
     from sb3_contrib import MaskablePPO
