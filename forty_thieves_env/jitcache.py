@@ -2,11 +2,12 @@
 
 numba caches each ``cache=True`` function's machine code in the ``__pycache__`` folder beside
 its module and checks only that module's own file when it loads it. A kernel compiles in
-every function it calls from other modules (``batch.step_games`` holds the rules of
-:mod:`.rules`), so after an edit of ``rules.py`` alone numba would go on running the old
-rules inside the batch step, silently. :func:`sync` guards against that: it keeps a digest of
-every source file a package's kernels are built from and, when that digest changes, drops the
-package's cached kernels so that they compile again from the present source.
+every function it calls from other modules (``envs.batch_kernels.step_games`` holds the rules
+of ``engine/rules.py``), so after an edit of ``rules.py`` alone numba would go on running the
+old rules inside the batch step, silently. :func:`sync` guards against that: it keeps a digest
+of every source file a package's kernels are built from (its subpackages included) and, when
+that digest changes, drops the cached kernels of the package and its subpackages so that they
+compile again from the present source.
 
 An installed package never changes, so the check costs a read of its sources (~1 ms) once per
 import; a read-only install is left alone.

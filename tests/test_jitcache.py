@@ -56,3 +56,24 @@ def test_package_stamp_matches_its_sources_after_import() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_sync_reads_and_drops_subpackages(tmp_path: Path) -> None:
+    """A kernel cached in a subpackage compiles in the engine's modules too: an edit anywhere
+    under the package drops it, and the sources are every ``.py`` file below the package."""
+    pkg = tmp_path / "pkg"
+    sub = pkg / "envs"
+    (sub / "__pycache__").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    rules = pkg / "engine" / "rules.py"
+    rules.parent.mkdir()
+    rules.write_text("A = 1\n")
+    (sub / "batch.py").write_text("B = 2\n")
+    assert set(jitcache.package_sources(pkg)) == {pkg / "__init__.py", rules, sub / "batch.py"}
+    jitcache.sync(pkg, jitcache.package_sources(pkg))
+    (sub / "__pycache__" / "batch.step-1.py311.nbi").write_bytes(b"x")
+    assert not jitcache.sync(pkg, jitcache.package_sources(pkg))
+    assert _cached(sub) == {"batch.step-1.py311.nbi"}
+    rules.write_text("A = 2\n")
+    assert jitcache.sync(pkg, jitcache.package_sources(pkg))
+    assert _cached(sub) == set()
