@@ -21,6 +21,8 @@ from .control import (
     WON,
     Search,
     new_ctl,
+    new_table,
+    new_work,
     pow2_at_most,
 )
 from .heuristics import HEURISTICS, heuristic
@@ -33,8 +35,9 @@ C_WIDTH = 8  # positions in the current layer
 
 
 @njit(cache=True)
-def beam_init(root, cfg, z, k1, k2, beam, ctl, prune):
+def beam_init(root, cfg, z, tt, beam, ctl, prune):
     """Seed a beam search with ``root`` (after its safe moves) as its only position."""
+    k1, k2 = tt
     scratch = np.zeros(256, np.int16)
     beam[0, 0] = root
     auto_safe(beam[0, 0], cfg, scratch, 0, prune)
@@ -52,7 +55,7 @@ def beam_init(root, cfg, z, k1, k2, beam, ctl, prune):
 
 
 @njit(cache=True)
-def beam_run(cfg, z, k1, k2, beam, par, act, cand_b, cand_a, cand_s, cand_h1, cand_h2, ctl, mask, node_limit, prune, w):
+def beam_run(cfg, z, tt, layers, cand, ctl, work, node_limit, prune, w):
     """Continue a beam search layer by layer until it ends or ``ctl[C_NODES]`` reaches
     ``node_limit`` (checked between layers).
 
@@ -62,9 +65,15 @@ def beam_run(cfg, z, k1, k2, beam, par, act, cand_b, cand_a, cand_s, cand_h1, ca
     searches, but keeping only ``width`` positions a layer cuts the space arbitrarily, so
     a beam search only ever finds wins: when a layer comes out empty (or ``par`` is full)
     it stops with ``GAVE_UP``. On ``WON`` the winning position is child ``ctl[C_DEPTH]``
-    of layer ``ctl[C_LAYER]``."""
+    of layer ``ctl[C_LAYER]``. ``layers`` and ``cand`` are :meth:`Beam.new_layers`'s and
+    :meth:`Beam.new_candidates`' tuples, ``work`` :func:`~agents.search.control.new_work`'s
+    (its ``scores`` unused)."""
     if ctl[C_STATUS] != RUNNING:
         return
+    k1, k2 = tt
+    beam, par, act = layers
+    cand_b, cand_a, cand_s, cand_h1, cand_h2 = cand
+    mask, tmp, scratch, _ = work
     width = beam.shape[1]
     max_layers = par.shape[0] - 1
     root_redeals = ctl[C_ROOT_REDEALS]
@@ -75,8 +84,6 @@ def beam_run(cfg, z, k1, k2, beam, par, act, cand_b, cand_a, cand_s, cand_h1, ca
     col1 = np.zeros(cfg[Cfg.COLUMNS], dtype=np.uint64)
     col2 = np.zeros(cfg[Cfg.COLUMNS], dtype=np.uint64)
     wh = np.zeros(2, dtype=np.uint64)
-    scratch = np.zeros(256, np.int16)
-    tmp = np.empty(beam.shape[2], dtype=np.int8)
     todo = np.empty(n_act, dtype=np.int64)
     tt_cap = (k1.shape[0] * 7) // 10
     while nodes < node_limit:
@@ -174,26 +181,45 @@ class Beam(Search):
         width, weights = self.schedule[self.round]
         self.name = f"beam/{width}/{weights}"
         state, cfg, size = self.state, self.cfg, self.size
-        slots = pow2_at_most(2 * width * 400)
-        k1 = np.zeros(slots, dtype=np.uint64)
-        k2 = np.zeros(slots, dtype=np.uint64)
-        beam = np.empty((2, width, size), dtype=np.int8)
-        self.par = par = np.zeros((self.MAX_LAYERS + 1, width), dtype=np.int32)
-        self.act = act = np.zeros((self.MAX_LAYERS + 1, width), dtype=np.int16)
-        n_cand = width * self.CAND_PER_STATE
-        cand = (
-            np.empty(n_cand, dtype=np.int32),
-            np.empty(n_cand, dtype=np.int16),
-            np.empty(n_cand, dtype=np.int64),
-            np.empty(n_cand, dtype=np.uint64),
-            np.empty(n_cand, dtype=np.uint64),
-        )
+        tt = new_table(pow2_at_most(2 * width * 400))
+        layers = self.new_layers(width, size)
+        _, self.par, self.act = layers  # the line of a win
+        cand = self.new_candidates(width * self.CAND_PER_STATE)
+        work = new_work(size, self.n_act)
         self.ctl = ctl = new_ctl(state)  # each round starts afresh
         w = HEURISTICS[weights]
-        mask = np.zeros(self.n_act, dtype=np.bool_)
-        beam_init(state.array, cfg, self.z, k1, k2, beam, ctl, self.prune)
-        args = (cfg, self.z, k1, k2, beam, par, act, *cand, ctl, mask)
-        self.run_round = lambda limit: beam_run(*args, limit, self.prune, w)
+        beam_init(state.array, cfg, self.z, tt, layers[0], ctl, self.prune)
+        self.run_round = lambda limit: beam_run(cfg, self.z, tt, layers, cand, ctl, work, limit, self.prune, w)
+
+    def new_layers(self, width: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The layers of a beam ``width`` wide, ``layers = (beam, par, act)``.
+
+        Fields: ``beam`` ``(2, width, size)`` int8, the positions of the current layer and
+        of the next (layer ``L`` in ``beam[L & 1]``); ``par`` ``(MAX_LAYERS + 1, width)``
+        int32 and ``act`` ``(MAX_LAYERS + 1, width)`` int16, each position's parent in the
+        layer before and the move from there.
+        """
+        return (
+            np.empty((2, width, size), dtype=np.int8),
+            np.zeros((self.MAX_LAYERS + 1, width), dtype=np.int32),
+            np.zeros((self.MAX_LAYERS + 1, width), dtype=np.int16),
+        )
+
+    @staticmethod
+    def new_candidates(n: int) -> tuple[np.ndarray, ...]:
+        """Room for ``n`` children of one layer, ``cand = (cand_b, cand_a, cand_s, cand_h1, cand_h2)``.
+
+        Fields (each ``(n,)``): ``cand_b`` int32, the parent's place in its layer;
+        ``cand_a`` int16, the move; ``cand_s`` int64, minus the child's heuristic (the sort
+        key); ``cand_h1``, ``cand_h2`` uint64, the child's hash.
+        """
+        return (
+            np.empty(n, dtype=np.int32),
+            np.empty(n, dtype=np.int16),
+            np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.uint64),
+            np.empty(n, dtype=np.uint64),
+        )
 
     def run(self, limit: int) -> None:  # type: ignore[override]
         self.run_round(limit - self.done_nodes)

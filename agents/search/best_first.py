@@ -24,6 +24,8 @@ from .control import (
     TABLE_FULL,
     WON,
     Search,
+    new_table,
+    new_work,
     pow2_at_most,
 )
 from .heuristics import HEURISTICS, heuristic
@@ -48,8 +50,11 @@ def _bucket(score):
 
 
 @njit(cache=True)
-def best_init(root, cfg, z, k1, k2, arena, parent, act, link, head, ctl, prune, w):
-    """Seed the best-first search with ``root`` (after its safe moves)."""
+def best_init(root, cfg, z, tt, tree, ctl, prune, w):
+    """Seed the best-first search with ``root`` (after its safe moves). ``tree`` is
+    :meth:`BestFirst.new_tree`'s tuple."""
+    k1, k2 = tt
+    arena, parent, act, link, head = tree
     scratch = np.zeros(256, np.int16)
     arena[0] = root
     auto_safe(arena[0], cfg, scratch, 0, prune)
@@ -74,13 +79,17 @@ def best_init(root, cfg, z, k1, k2, arena, parent, act, link, head, ctl, prune, 
 
 
 @njit(cache=True)
-def best_run(cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch, node_limit, tt_limit, prune, w):
+def best_run(cfg, z, tt, tree, ctl, work, node_limit, tt_limit, prune, w):
     """Continue the best-first search (highest heuristic first) until it ends or
     ``ctl[C_NODES]`` reaches ``node_limit``. Complete: when no open position is left,
     every position the pruning rules keep has been generated (``EXHAUSTED``). On ``WON``
-    the winning node is ``ctl[C_DEPTH]``; follow ``parent`` to the root."""
+    the winning node is ``ctl[C_DEPTH]``; follow ``parent`` to the root. ``work`` is
+    :func:`~agents.search.control.new_work`'s tuple (its ``tmp`` and ``scores`` unused)."""
     if ctl[C_STATUS] != RUNNING:
         return
+    k1, k2 = tt
+    arena, parent, act, link, head = tree
+    mask, _, scratch, _ = work
     root_redeals = ctl[C_ROOT_REDEALS]
     n_act = cfg[Cfg.N_ACTIONS]
     cap = arena.shape[0]
@@ -152,24 +161,35 @@ class BestFirst(Search):
         # Per stored position: the state, parent, move, queue link and ~2 table slots.
         per = size + 4 + 2 + 4 + 2 * 16
         cap = int(min(max(budget / per, 4096), max_nodes + n_act + 1))
-        slots = pow2_at_most(2 * cap)
-        k1 = np.zeros(slots, dtype=np.uint64)
-        k2 = np.zeros(slots, dtype=np.uint64)
-        arena = np.empty((cap, size), dtype=np.int8)
-        self.parent = parent = np.empty(cap, dtype=np.int32)
-        self.act = act = np.empty(cap, dtype=np.int16)
-        link = np.empty(cap, dtype=np.int32)
-        head = np.empty(N_BUCKETS, dtype=np.int32)
+        tt = new_table(pow2_at_most(2 * cap))
+        tree = self.new_tree(cap, size)
+        _, self.parent, self.act, _, _ = tree  # the line of a win
+        work = new_work(size, n_act)
         w = HEURISTICS[weights]
-        mask = np.zeros(n_act, dtype=np.bool_)
-        scratch = np.zeros(256, dtype=np.int16)
-        best_init(state.array, cfg, z, k1, k2, arena, parent, act, link, head, ctl, prune, w)
-        args = (cfg, z, k1, k2, arena, parent, act, link, head, ctl, mask, scratch)
+        best_init(state.array, cfg, z, tt, tree, ctl, prune, w)
 
         def run(limit: int) -> None:
-            best_run(*args, limit, cap, prune, w)
+            best_run(cfg, z, tt, tree, ctl, work, limit, cap, prune, w)
 
         self.run = run
+
+    @staticmethod
+    def new_tree(cap: int, size: int) -> tuple[np.ndarray, ...]:
+        """The stored positions and the open queue, ``tree = (arena, parent, act, link, head)``.
+
+        Fields: ``arena`` ``(cap, size)`` int8, every position generated, in order;
+        ``parent`` ``(cap,)`` int32, the index of its parent (-1 at the root); ``act``
+        ``(cap,)`` int16, the move from there; ``link`` ``(cap,)`` int32, the next open
+        position of its bucket; ``head`` ``(N_BUCKETS,)`` int32, the newest open position of
+        each bucket (-1 when empty).
+        """
+        return (
+            np.empty((cap, size), dtype=np.int8),
+            np.empty(cap, dtype=np.int32),
+            np.empty(cap, dtype=np.int16),
+            np.empty(cap, dtype=np.int32),
+            np.empty(N_BUCKETS, dtype=np.int32),
+        )
 
     def line(self) -> np.ndarray:
         chosen = []

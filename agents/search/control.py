@@ -2,7 +2,11 @@
 
 A search runs in chunks (:func:`agents.search.solver.solve` interleaves several); everything
 it needs to go on lives in arrays, and its counters in one int64 array ``ctl`` whose slots
-are named here. :class:`Search` is the Python side each search driver shares.
+are named here. The kernels take their arrays grouped in small tuples (numba passes a tuple
+of arrays like the arrays themselves; each kernel unpacks it first): the transposition
+table of :func:`new_table` and the work arrays of :func:`new_work` are made here, each
+search's own tuples in its module. :class:`Search` is the Python side each search driver
+shares.
 """
 
 from __future__ import annotations
@@ -45,6 +49,31 @@ def new_ctl(state: GameState) -> np.ndarray:
     ctl = np.zeros(C_LEN, dtype=np.int64)
     ctl[C_ROOT_REDEALS] = int(state.array[Slot.REDEALS])
     return ctl
+
+
+def new_table(slots: int) -> tuple[np.ndarray, np.ndarray]:
+    """An empty transposition table ``tt = (k1, k2)`` of ``slots`` (a power of two) entries.
+
+    Fields (each ``(slots,)`` uint64): the two 64-bit halves of every stored position's
+    hash (:func:`agents.hashing.pair_insert`); ``k2 == 0`` marks a free slot.
+    """
+    return np.zeros(slots, dtype=np.uint64), np.zeros(slots, dtype=np.uint64)
+
+
+def new_work(size: int, n_act: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The work arrays ``work = (mask, tmp, scratch, scores)`` a search kernel overwrites as it goes.
+
+    Fields: ``mask`` ``(n_act,)`` bool, the legal moves of the position being expanded;
+    ``tmp`` ``(size,)`` int8, a child position; ``scratch`` ``(256,)`` int16, where the safe
+    moves of a child are written and dropped; ``scores`` ``(min(n_act, MAX_FRAME_MOVES),)``
+    int64, the heuristic of each move of a depth-first frame while it is sorted.
+    """
+    return (
+        np.zeros(n_act, dtype=np.bool_),
+        np.empty(size, dtype=np.int8),
+        np.zeros(256, dtype=np.int16),
+        np.zeros(min(n_act, MAX_FRAME_MOVES), dtype=np.int64),
+    )
 
 
 def pow2_at_most(x: float) -> int:

@@ -24,6 +24,8 @@ from .control import (
     TABLE_FULL,
     WON,
     Search,
+    new_table,
+    new_work,
     pow2_at_most,
 )
 from .heuristics import HEURISTICS, heuristic
@@ -33,10 +35,13 @@ from .zobrist import child_hash, hash_parts, state_hash
 
 
 @njit(cache=True)
-def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_scores, prune, w):
+def expand(s, cfg, z, root_redeals, tt, work, out_moves, prune, w):
     """Fill ``out_moves`` with the moves of ``s`` worth searching, best first; return how
     many. Pruned: :func:`keep_move` symmetries and :func:`stock_only`; children already
-    in the transposition table are skipped (a win comes first)."""
+    in the transposition table ``tt`` are skipped (a win comes first). ``work`` is
+    :func:`~agents.search.control.new_work`'s tuple."""
+    k1, k2 = tt
+    mask, tmp, scratch, out_scores = work
     c = cfg[Cfg.COLUMNS]
     col1 = np.empty(c, dtype=np.uint64)
     col2 = np.empty(c, dtype=np.uint64)
@@ -67,8 +72,11 @@ def expand(s, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, out_moves, out_s
 
 
 @njit(cache=True)
-def dfs_init(root, cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores, prune, w):
-    """Set up the depth-first search at ``root``: safe moves, the root's hash, its moves."""
+def dfs_init(root, cfg, z, tt, frames, ctl, work, prune, w):
+    """Set up the depth-first search at ``root``: safe moves, the root's hash, its moves.
+    ``frames`` is :meth:`DepthFirst.new_frames`'s tuple."""
+    k1, k2 = tt
+    states, moves, nmov, nxt, pend, path = frames
     st = states[0]
     st[:] = root
     pend[0] = auto_safe(st, cfg, path, 0, prune)
@@ -81,38 +89,20 @@ def dfs_init(root, cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, ma
     h1, h2 = state_hash(st, cfg, z, ctl[C_ROOT_REDEALS])
     pair_insert(k1, k2, h1, h2)
     ctl[C_TT_COUNT] = 1
-    nmov[0] = expand(st, cfg, z, ctl[C_ROOT_REDEALS], k1, k2, mask, tmp, scratch, moves[0], scores, prune, w)
+    nmov[0] = expand(st, cfg, z, ctl[C_ROOT_REDEALS], tt, work, moves[0], prune, w)
     nxt[0] = 0
     ctl[C_STATUS] = RUNNING
 
 
 @njit(cache=True)
-def dfs_run(
-    cfg,
-    z,
-    k1,
-    k2,
-    states,
-    moves,
-    nmov,
-    nxt,
-    pend,
-    path,
-    ctl,
-    mask,
-    tmp,
-    scratch,
-    scores,
-    node_limit,
-    tt_limit,
-    prune,
-    w,
-):
+def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
     """Continue the depth-first search until it ends or ``ctl[C_NODES]`` reaches
     ``node_limit``. Resumable: everything lives in the arrays. On ``WON`` the winning
     line is ``path[:pend[ctl[C_DEPTH]]]``."""
     if ctl[C_STATUS] != RUNNING:
         return
+    k1, k2 = tt
+    states, moves, nmov, nxt, pend, path = frames
     root_redeals = ctl[C_ROOT_REDEALS]
     max_d = states.shape[0] - 1
     depth = ctl[C_DEPTH]
@@ -152,7 +142,7 @@ def dfs_run(
         pend[depth] = plen
         if depth > ctl[C_MAX_DEPTH]:
             ctl[C_MAX_DEPTH] = depth
-        nmov[depth] = expand(child, cfg, z, root_redeals, k1, k2, mask, tmp, scratch, moves[depth], scores, prune, w)
+        nmov[depth] = expand(child, cfg, z, root_redeals, tt, work, moves[depth], prune, w)
         nxt[depth] = 0
         if depth >= max_d and nmov[depth] > 0:
             ctl[C_STATUS] = DEPTH_FULL
@@ -175,26 +165,36 @@ class DepthFirst(Search):
         slots = pow2_at_most(max(budget - stack_bytes, 2**16) / 16)
         slots = min(slots, pow2_at_most(2 * (max_nodes + 1)))
         tt_limit = int(slots * 0.7)
-        k1 = np.zeros(slots, dtype=np.uint64)
-        k2 = np.zeros(slots, dtype=np.uint64)
-        states = np.empty((max_depth + 1, size), dtype=np.int8)
-        moves = np.zeros((max_depth + 1, m), dtype=np.int16)
-        nmov = np.zeros(max_depth + 1, dtype=np.int32)
-        nxt = np.zeros(max_depth + 1, dtype=np.int32)
-        self.pend = pend = np.zeros(max_depth + 1, dtype=np.int32)
-        self.path = path = np.zeros(max_depth + 256, dtype=np.int16)
-        scores = np.zeros(m, dtype=np.int64)
+        tt = new_table(slots)
+        frames = self.new_frames(max_depth, size, m)
+        *_, self.pend, self.path = frames  # the line of a win
+        work = new_work(size, n_act)
         w = HEURISTICS["balanced"]
-        mask = np.zeros(n_act, dtype=np.bool_)
-        tmp = np.empty(size, dtype=np.int8)
-        scratch = np.zeros(256, dtype=np.int16)
-        args = (cfg, z, k1, k2, states, moves, nmov, nxt, pend, path, ctl, mask, tmp, scratch, scores)
-        dfs_init(state.array, *args, prune, w)
+        dfs_init(state.array, cfg, z, tt, frames, ctl, work, prune, w)
 
         def run(limit: int) -> None:
-            dfs_run(*args, limit, tt_limit, prune, w)
+            dfs_run(cfg, z, tt, frames, ctl, work, limit, tt_limit, prune, w)
 
         self.run = run
+
+    @staticmethod
+    def new_frames(max_depth: int, size: int, m: int) -> tuple[np.ndarray, ...]:
+        """The search stack ``frames = (states, moves, nmov, nxt, pend, path)``, one frame a depth.
+
+        Fields: ``states`` ``(max_depth + 1, size)`` int8, the position at each depth;
+        ``moves`` ``(max_depth + 1, m)`` int16, its moves to try, best first; ``nmov`` and
+        ``nxt`` ``(max_depth + 1,)`` int32, how many there are and the next to try;
+        ``pend`` ``(max_depth + 1,)`` int32, the length of the line down to each depth;
+        ``path`` ``(max_depth + 256,)`` int16, that line (searched and safe moves).
+        """
+        return (
+            np.empty((max_depth + 1, size), dtype=np.int8),
+            np.zeros((max_depth + 1, m), dtype=np.int16),
+            np.zeros(max_depth + 1, dtype=np.int32),
+            np.zeros(max_depth + 1, dtype=np.int32),
+            np.zeros(max_depth + 1, dtype=np.int32),
+            np.zeros(max_depth + 256, dtype=np.int16),
+        )
 
     def line(self) -> np.ndarray:
         return self.path[: self.pend[self.ctl[C_DEPTH]]]
