@@ -10,28 +10,10 @@ from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.engine.rules import apply_action, is_won
 from forty_thieves_env.text.game import GameState
 
-from .control import (
-    C_DEPTH,
-    C_NODES,
-    C_ROOT_REDEALS,
-    C_STATUS,
-    C_TT_COUNT,
-    GAVE_UP,
-    RUNNING,
-    WON,
-    Search,
-    new_ctl,
-    new_table,
-    new_work,
-    pow2_at_most,
-)
+from .control import GAVE_UP, RUNNING, WON, Ctl, Search, new_ctl, new_table, new_work, pow2_at_most
 from .heuristics import HEURISTICS, heuristic
 from .moves import auto_safe, play_child, search_moves
-from .zobrist import child_hash, hash_parts, state_hash
-
-# Slots of the beam search's ctl (it shares C_NODES, C_STATUS, C_TT_COUNT, C_DEPTH).
-C_LAYER = 7  # layers done
-C_WIDTH = 8  # positions in the current layer
+from .zobrist import child_hash, hash_parts, new_parts, state_hash
 
 
 @njit(cache=True)
@@ -41,22 +23,22 @@ def beam_init(root, cfg, z, tt, beam, ctl, prune):
     scratch = np.zeros(256, np.int16)
     beam[0, 0] = root
     auto_safe(beam[0, 0], cfg, scratch, 0, prune)
-    ctl[C_NODES] = 1
-    ctl[C_LAYER] = 0
-    ctl[C_WIDTH] = 1
-    ctl[C_DEPTH] = 0
+    ctl[Ctl.NODES] = 1
+    ctl[Ctl.LAYER] = 0
+    ctl[Ctl.WIDTH] = 1
+    ctl[Ctl.DEPTH] = 0
     if is_won(beam[0, 0]):
-        ctl[C_STATUS] = WON
+        ctl[Ctl.STATUS] = WON
         return
-    h1, h2 = state_hash(beam[0, 0], cfg, z, ctl[C_ROOT_REDEALS])
+    h1, h2 = state_hash(beam[0, 0], cfg, z, ctl[Ctl.ROOT_REDEALS])
     pair_insert(k1, k2, h1, h2)
-    ctl[C_TT_COUNT] = 1
-    ctl[C_STATUS] = RUNNING
+    ctl[Ctl.TT_COUNT] = 1
+    ctl[Ctl.STATUS] = RUNNING
 
 
 @njit(cache=True)
 def beam_run(cfg, z, tt, layers, cand, ctl, work, node_limit, prune, w):
-    """Continue a beam search layer by layer until it ends or ``ctl[C_NODES]`` reaches
+    """Continue a beam search layer by layer until it ends or ``ctl[Ctl.NODES]`` reaches
     ``node_limit`` (checked between layers).
 
     Layer ``L + 1`` holds the ``width`` best children (heuristic ``w``) of the positions of
@@ -64,11 +46,11 @@ def beam_run(cfg, z, tt, layers, cand, ctl, work, node_limit, prune, w):
     record each one's parent and move. Moves follow the pruning rules of the complete
     searches, but keeping only ``width`` positions a layer cuts the space arbitrarily, so
     a beam search only ever finds wins: when a layer comes out empty (or ``par`` is full)
-    it stops with ``GAVE_UP``. On ``WON`` the winning position is child ``ctl[C_DEPTH]``
-    of layer ``ctl[C_LAYER]``. ``layers`` and ``cand`` are :meth:`Beam.new_layers`'s and
+    it stops with ``GAVE_UP``. On ``WON`` the winning position is child ``ctl[Ctl.DEPTH]``
+    of layer ``ctl[Ctl.LAYER]``. ``layers`` and ``cand`` are :meth:`Beam.new_layers`'s and
     :meth:`Beam.new_candidates`' tuples, ``work`` :func:`~agents.search.control.new_work`'s
     (its ``scores`` unused)."""
-    if ctl[C_STATUS] != RUNNING:
+    if ctl[Ctl.STATUS] != RUNNING:
         return
     k1, k2 = tt
     beam, par, act = layers
@@ -76,24 +58,22 @@ def beam_run(cfg, z, tt, layers, cand, ctl, work, node_limit, prune, w):
     mask, tmp, scratch, _ = work
     width = beam.shape[1]
     max_layers = par.shape[0] - 1
-    root_redeals = ctl[C_ROOT_REDEALS]
+    root_redeals = ctl[Ctl.ROOT_REDEALS]
     n_act = cfg[Cfg.N_ACTIONS]
     n_cand_max = cand_b.shape[0]
-    nodes = ctl[C_NODES]
-    count = ctl[C_TT_COUNT]
-    col1 = np.zeros(cfg[Cfg.COLUMNS], dtype=np.uint64)
-    col2 = np.zeros(cfg[Cfg.COLUMNS], dtype=np.uint64)
-    wh = np.zeros(2, dtype=np.uint64)
+    nodes = ctl[Ctl.NODES]
+    count = ctl[Ctl.TT_COUNT]
+    col1, col2, wh = new_parts(cfg)
     todo = np.empty(n_act, dtype=np.int64)
     tt_cap = (k1.shape[0] * 7) // 10
     while nodes < node_limit:
-        layer = ctl[C_LAYER]
+        layer = ctl[Ctl.LAYER]
         if layer >= max_layers:
-            ctl[C_STATUS] = GAVE_UP
+            ctl[Ctl.STATUS] = GAVE_UP
             break
         cur = beam[layer & 1]
         nxt = beam[(layer + 1) & 1]
-        n_cur = ctl[C_WIDTH]
+        n_cur = ctl[Ctl.WIDTH]
         nc = 0
         won = -1
         for b in range(n_cur):
@@ -122,9 +102,9 @@ def beam_run(cfg, z, tt, layers, cand, ctl, work, node_limit, prune, w):
             if won >= 0:
                 break
         if won >= 0:
-            ctl[C_LAYER] = layer + 1
-            ctl[C_DEPTH] = 0
-            ctl[C_STATUS] = WON
+            ctl[Ctl.LAYER] = layer + 1
+            ctl[Ctl.DEPTH] = 0
+            ctl[Ctl.STATUS] = WON
             break
         order = np.argsort(cand_s[:nc], kind="mergesort")  # stable: ties keep generation order
         q = 0
@@ -142,13 +122,13 @@ def beam_run(cfg, z, tt, layers, cand, ctl, work, node_limit, prune, w):
             par[layer + 1, q] = b
             act[layer + 1, q] = cand_a[c]
             q += 1
-        ctl[C_LAYER] = layer + 1
-        ctl[C_WIDTH] = q
+        ctl[Ctl.LAYER] = layer + 1
+        ctl[Ctl.WIDTH] = q
         if q == 0 or count >= tt_cap:
-            ctl[C_STATUS] = GAVE_UP
+            ctl[Ctl.STATUS] = GAVE_UP
             break
-    ctl[C_NODES] = nodes
-    ctl[C_TT_COUNT] = count
+    ctl[Ctl.NODES] = nodes
+    ctl[Ctl.TT_COUNT] = count
 
 
 class Beam(Search):
@@ -223,17 +203,17 @@ class Beam(Search):
 
     def run(self, limit: int) -> None:  # type: ignore[override]
         self.run_round(limit - self.done_nodes)
-        if self.ctl[C_STATUS] == GAVE_UP and self.round + 1 < len(self.schedule):
-            self.done_nodes += int(self.ctl[C_NODES])
+        if self.ctl[Ctl.STATUS] == GAVE_UP and self.round + 1 < len(self.schedule):
+            self.done_nodes += int(self.ctl[Ctl.NODES])
             self._next()
 
     @property
     def nodes(self) -> int:
-        return self.done_nodes + int(self.ctl[C_NODES])
+        return self.done_nodes + int(self.ctl[Ctl.NODES])
 
     def line(self) -> np.ndarray:
-        layer = int(self.ctl[C_LAYER])
-        q = int(self.ctl[C_DEPTH])
+        layer = int(self.ctl[Ctl.LAYER])
+        q = int(self.ctl[Ctl.DEPTH])
         chosen = []
         while layer > 0:
             chosen.append(int(self.act[layer, q]))

@@ -10,28 +10,11 @@ from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.engine.rules import is_won
 from forty_thieves_env.text.game import GameState
 
-from .control import (
-    C_DEPTH,
-    C_MAX_DEPTH,
-    C_NODES,
-    C_OPEN,
-    C_ROOT_REDEALS,
-    C_STATUS,
-    C_TOP,
-    C_TT_COUNT,
-    EXHAUSTED,
-    RUNNING,
-    TABLE_FULL,
-    WON,
-    Search,
-    new_table,
-    new_work,
-    pow2_at_most,
-)
+from .control import EXHAUSTED, RUNNING, TABLE_FULL, WON, Ctl, Search, new_table, new_work, pow2_at_most
 from .heuristics import HEURISTICS, heuristic
 from .moves import auto_safe, play_child, search_moves
 from .pruning import blocked_suits
-from .zobrist import child_hash, hash_parts, state_hash
+from .zobrist import child_hash, hash_parts, new_parts, state_hash
 
 #: Bucket queue of the best-first search: heuristic scores are small integers, so the open
 #: positions live in one LIFO list per score (O(1) push and pop, newest first on ties).
@@ -60,53 +43,51 @@ def best_init(root, cfg, z, tt, tree, ctl, prune, w):
     auto_safe(arena[0], cfg, scratch, 0, prune)
     parent[0] = -1
     act[0] = -1
-    ctl[C_NODES] = 1
-    ctl[C_MAX_DEPTH] = 0
+    ctl[Ctl.NODES] = 1
+    ctl[Ctl.MAX_DEPTH] = 0
     if is_won(arena[0]):
-        ctl[C_STATUS] = WON
-        ctl[C_DEPTH] = 0
+        ctl[Ctl.STATUS] = WON
+        ctl[Ctl.DEPTH] = 0
         return
-    h1, h2 = state_hash(arena[0], cfg, z, ctl[C_ROOT_REDEALS])
+    h1, h2 = state_hash(arena[0], cfg, z, ctl[Ctl.ROOT_REDEALS])
     pair_insert(k1, k2, h1, h2)
-    ctl[C_TT_COUNT] = 1
+    ctl[Ctl.TT_COUNT] = 1
     head[:] = -1
     b = _bucket(heuristic(arena[0], cfg, w))
     link[0] = -1
     head[b] = 0
-    ctl[C_TOP] = b
-    ctl[C_OPEN] = 1
-    ctl[C_STATUS] = RUNNING
+    ctl[Ctl.TOP] = b
+    ctl[Ctl.OPEN] = 1
+    ctl[Ctl.STATUS] = RUNNING
 
 
 @njit(cache=True)
 def best_run(cfg, z, tt, tree, ctl, work, node_limit, tt_limit, prune, w):
     """Continue the best-first search (highest heuristic first) until it ends or
-    ``ctl[C_NODES]`` reaches ``node_limit``. Complete: when no open position is left,
+    ``ctl[Ctl.NODES]`` reaches ``node_limit``. Complete: when no open position is left,
     every position the pruning rules keep has been generated (``EXHAUSTED``). On ``WON``
-    the winning node is ``ctl[C_DEPTH]``; follow ``parent`` to the root. ``work`` is
+    the winning node is ``ctl[Ctl.DEPTH]``; follow ``parent`` to the root. ``work`` is
     :func:`~agents.search.control.new_work`'s tuple (its ``tmp`` and ``scores`` unused)."""
-    if ctl[C_STATUS] != RUNNING:
+    if ctl[Ctl.STATUS] != RUNNING:
         return
     k1, k2 = tt
     arena, parent, act, link, head = tree
     mask, _, scratch, _ = work
-    root_redeals = ctl[C_ROOT_REDEALS]
+    root_redeals = ctl[Ctl.ROOT_REDEALS]
     n_act = cfg[Cfg.N_ACTIONS]
     cap = arena.shape[0]
-    nodes = ctl[C_NODES]
-    count = ctl[C_TT_COUNT]
-    top = ctl[C_TOP]
-    n_open = ctl[C_OPEN]
-    col1 = np.zeros(cfg[Cfg.COLUMNS], dtype=np.uint64)
-    col2 = np.zeros(cfg[Cfg.COLUMNS], dtype=np.uint64)
-    wh = np.zeros(2, dtype=np.uint64)
+    nodes = ctl[Ctl.NODES]
+    count = ctl[Ctl.TT_COUNT]
+    top = ctl[Ctl.TOP]
+    n_open = ctl[Ctl.OPEN]
+    col1, col2, wh = new_parts(cfg)
     todo = np.empty(n_act, dtype=np.int64)
     while nodes < node_limit:
         if n_open == 0:
-            ctl[C_STATUS] = EXHAUSTED
+            ctl[Ctl.STATUS] = EXHAUSTED
             break
         if count + n_act >= cap or count >= tt_limit:
-            ctl[C_STATUS] = TABLE_FULL
+            ctl[Ctl.STATUS] = TABLE_FULL
             break
         while head[top] < 0:
             top -= 1
@@ -126,9 +107,9 @@ def best_run(cfg, z, tt, tree, ctl, work, node_limit, tt_limit, prune, w):
             if is_won(child):
                 parent[count] = idx
                 act[count] = a
-                ctl[C_DEPTH] = count
+                ctl[Ctl.DEPTH] = count
                 count += 1
-                ctl[C_STATUS] = WON
+                ctl[Ctl.STATUS] = WON
                 break
             h1, h2 = child_hash(child, s, cfg, z, root_redeals, col1, col2, wh)
             if not pair_insert(k1, k2, h1, h2):
@@ -142,12 +123,12 @@ def best_run(cfg, z, tt, tree, ctl, work, node_limit, tt_limit, prune, w):
                 top = b
             n_open += 1
             count += 1
-        if ctl[C_STATUS] == WON:
+        if ctl[Ctl.STATUS] == WON:
             break
-    ctl[C_NODES] = nodes
-    ctl[C_TT_COUNT] = count
-    ctl[C_TOP] = top
-    ctl[C_OPEN] = n_open
+    ctl[Ctl.NODES] = nodes
+    ctl[Ctl.TT_COUNT] = count
+    ctl[Ctl.TOP] = top
+    ctl[Ctl.OPEN] = n_open
 
 
 class BestFirst(Search):
@@ -193,7 +174,7 @@ class BestFirst(Search):
 
     def line(self) -> np.ndarray:
         chosen = []
-        node = int(self.ctl[C_DEPTH])
+        node = int(self.ctl[Ctl.DEPTH])
         while self.parent[node] >= 0:
             chosen.append(int(self.act[node]))
             node = int(self.parent[node])

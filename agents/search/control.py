@@ -12,6 +12,7 @@ shares.
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import IntEnum
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from forty_thieves_env.text.game import GameState
 
 from .moves import replay_line
 
-# Search status codes (ctl[C_STATUS]).
+# Search status codes (ctl[Ctl.STATUS]).
 RUNNING = 0
 WON = 1
 EXHAUSTED = 2
@@ -29,16 +30,27 @@ DEPTH_FULL = 4
 #: A search that only finds wins (the beam search) ran out of positions: no verdict.
 GAVE_UP = 5
 
-# Slots of the int64 control array that carries the search between chunks.
-C_DEPTH = 0
-C_NODES = 1
-C_STATUS = 2
-C_TT_COUNT = 3
-C_MAX_DEPTH = 4
-C_ROOT_REDEALS = 5
-C_TOP = 7  # best-first: highest bucket that may be non-empty
-C_OPEN = 8  # best-first: open positions
-C_LEN = 9
+
+class Ctl(IntEnum):
+    """Slots of the int64 control array that carries a search between chunks (``ctl[Ctl.NODES]``).
+
+    Slots 7 and 8 belong to the search that runs: best-first keeps ``TOP`` and ``OPEN`` there,
+    the beam ``LAYER`` and ``WIDTH`` (aliases of the same slots).
+    """
+
+    DEPTH = 0  # DFS: the current frame; best-first: the winning node
+    NODES = 1  # positions expanded so far
+    STATUS = 2  # a status code above
+    TT_COUNT = 3  # positions stored in the transposition table
+    MAX_DEPTH = 4  # deepest line reached
+    ROOT_REDEALS = 5  # redeals left at the root (the stock hash depends on it)
+    TOP = 7  # best-first: highest bucket that may be non-empty
+    OPEN = 8  # best-first: open positions
+    LAYER = 7  # beam: layers done
+    WIDTH = 8  # beam: positions in the current layer
+
+
+C_LEN = 9  # length of a control array
 
 #: Most moves one frame can hold (moves to empty columns go to the first one only).
 MAX_FRAME_MOVES = 256
@@ -47,7 +59,7 @@ MAX_FRAME_MOVES = 256
 def new_ctl(state: GameState) -> np.ndarray:
     """A fresh control array for a search from ``state``."""
     ctl = np.zeros(C_LEN, dtype=np.int64)
-    ctl[C_ROOT_REDEALS] = int(state.array[Slot.REDEALS])
+    ctl[Ctl.ROOT_REDEALS] = int(state.array[Slot.REDEALS])
     return ctl
 
 
@@ -111,12 +123,12 @@ class Search:
 
     @property
     def status(self) -> int:
-        return int(self.ctl[C_STATUS])
+        return int(self.ctl[Ctl.STATUS])
 
     @property
     def nodes(self) -> int:
-        return int(self.ctl[C_NODES])
+        return int(self.ctl[Ctl.NODES])
 
     @property
     def states(self) -> int:
-        return int(self.ctl[C_TT_COUNT])
+        return int(self.ctl[Ctl.TT_COUNT])

@@ -11,18 +11,13 @@ from forty_thieves_env.engine.rules import apply_action, is_won
 from forty_thieves_env.text.game import GameState
 
 from .control import (
-    C_DEPTH,
-    C_MAX_DEPTH,
-    C_NODES,
-    C_ROOT_REDEALS,
-    C_STATUS,
-    C_TT_COUNT,
     DEPTH_FULL,
     EXHAUSTED,
     MAX_FRAME_MOVES,
     RUNNING,
     TABLE_FULL,
     WON,
+    Ctl,
     Search,
     new_table,
     new_work,
@@ -31,7 +26,7 @@ from .control import (
 from .heuristics import HEURISTICS, heuristic
 from .moves import auto_safe, play_child, search_moves
 from .pruning import blocked_suits
-from .zobrist import child_hash, hash_parts, state_hash
+from .zobrist import child_hash, hash_parts, new_parts, state_hash
 
 
 @njit(cache=True)
@@ -42,10 +37,7 @@ def expand(s, cfg, z, root_redeals, tt, work, out_moves, prune, w):
     :func:`~agents.search.control.new_work`'s tuple."""
     k1, k2 = tt
     mask, tmp, scratch, out_scores = work
-    c = cfg[Cfg.COLUMNS]
-    col1 = np.empty(c, dtype=np.uint64)
-    col2 = np.empty(c, dtype=np.uint64)
-    wh = np.empty(2, dtype=np.uint64)
+    col1, col2, wh = new_parts(cfg)
     todo = np.empty(cfg[Cfg.N_ACTIONS], dtype=np.int64)
     n = search_moves(s, cfg, mask, prune, todo)
     hash_parts(s, cfg, z, col1, col2, wh)
@@ -80,38 +72,38 @@ def dfs_init(root, cfg, z, tt, frames, ctl, work, prune, w):
     st = states[0]
     st[:] = root
     pend[0] = auto_safe(st, cfg, path, 0, prune)
-    ctl[C_DEPTH] = 0
-    ctl[C_NODES] = 1
-    ctl[C_MAX_DEPTH] = 0
+    ctl[Ctl.DEPTH] = 0
+    ctl[Ctl.NODES] = 1
+    ctl[Ctl.MAX_DEPTH] = 0
     if is_won(st):
-        ctl[C_STATUS] = WON
+        ctl[Ctl.STATUS] = WON
         return
-    h1, h2 = state_hash(st, cfg, z, ctl[C_ROOT_REDEALS])
+    h1, h2 = state_hash(st, cfg, z, ctl[Ctl.ROOT_REDEALS])
     pair_insert(k1, k2, h1, h2)
-    ctl[C_TT_COUNT] = 1
-    nmov[0] = expand(st, cfg, z, ctl[C_ROOT_REDEALS], tt, work, moves[0], prune, w)
+    ctl[Ctl.TT_COUNT] = 1
+    nmov[0] = expand(st, cfg, z, ctl[Ctl.ROOT_REDEALS], tt, work, moves[0], prune, w)
     nxt[0] = 0
-    ctl[C_STATUS] = RUNNING
+    ctl[Ctl.STATUS] = RUNNING
 
 
 @njit(cache=True)
 def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
-    """Continue the depth-first search until it ends or ``ctl[C_NODES]`` reaches
+    """Continue the depth-first search until it ends or ``ctl[Ctl.NODES]`` reaches
     ``node_limit``. Resumable: everything lives in the arrays. On ``WON`` the winning
-    line is ``path[:pend[ctl[C_DEPTH]]]``."""
-    if ctl[C_STATUS] != RUNNING:
+    line is ``path[:pend[ctl[Ctl.DEPTH]]]``."""
+    if ctl[Ctl.STATUS] != RUNNING:
         return
     k1, k2 = tt
     states, moves, nmov, nxt, pend, path = frames
-    root_redeals = ctl[C_ROOT_REDEALS]
+    root_redeals = ctl[Ctl.ROOT_REDEALS]
     max_d = states.shape[0] - 1
-    depth = ctl[C_DEPTH]
-    nodes = ctl[C_NODES]
-    count = ctl[C_TT_COUNT]
+    depth = ctl[Ctl.DEPTH]
+    nodes = ctl[Ctl.NODES]
+    count = ctl[Ctl.TT_COUNT]
     while nodes < node_limit:
         if nxt[depth] >= nmov[depth]:
             if depth == 0:
-                ctl[C_STATUS] = EXHAUSTED
+                ctl[Ctl.STATUS] = EXHAUSTED
                 break
             depth -= 1
             continue
@@ -127,29 +119,29 @@ def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
         if is_won(child):
             depth += 1
             pend[depth] = plen
-            ctl[C_STATUS] = WON
+            ctl[Ctl.STATUS] = WON
             break
         h1, h2 = state_hash(child, cfg, z, root_redeals)
         if not pair_insert(k1, k2, h1, h2):
             continue
         count += 1
         if count >= tt_limit:
-            ctl[C_STATUS] = TABLE_FULL
+            ctl[Ctl.STATUS] = TABLE_FULL
             break
         if prune and blocked_suits(child, cfg):
             continue  # provably lost: nothing below it can win
         depth += 1
         pend[depth] = plen
-        if depth > ctl[C_MAX_DEPTH]:
-            ctl[C_MAX_DEPTH] = depth
+        if depth > ctl[Ctl.MAX_DEPTH]:
+            ctl[Ctl.MAX_DEPTH] = depth
         nmov[depth] = expand(child, cfg, z, root_redeals, tt, work, moves[depth], prune, w)
         nxt[depth] = 0
         if depth >= max_d and nmov[depth] > 0:
-            ctl[C_STATUS] = DEPTH_FULL
+            ctl[Ctl.STATUS] = DEPTH_FULL
             break
-    ctl[C_DEPTH] = depth
-    ctl[C_NODES] = nodes
-    ctl[C_TT_COUNT] = count
+    ctl[Ctl.DEPTH] = depth
+    ctl[Ctl.NODES] = nodes
+    ctl[Ctl.TT_COUNT] = count
 
 
 class DepthFirst(Search):
@@ -197,4 +189,4 @@ class DepthFirst(Search):
         )
 
     def line(self) -> np.ndarray:
-        return self.path[: self.pend[self.ctl[C_DEPTH]]]
+        return self.path[: self.pend[self.ctl[Ctl.DEPTH]]]

@@ -35,6 +35,19 @@ def zobrist_for(depth: int, stock: int) -> np.ndarray:
     return _TABLES[key]
 
 
+@njit(cache=True, inline="always")
+def _cards_hash(s, at, z, z_at, lo, hi):
+    """XOR of the Zobrist terms of the cards ``s[at + p]``, ``p`` in ``lo..hi-1``: card ``c`` at
+    place ``p`` is entry ``z_at + p * N_CODES + c`` (a column, the waste or the stock)."""
+    h1 = np.uint64(0)
+    h2 = np.uint64(0)
+    for p in range(lo, hi):
+        k = z_at + p * N_CODES + s[at + p]
+        h1 ^= z[0, k]
+        h2 ^= z[1, k]
+    return h1, h2
+
+
 @njit(cache=True)
 def column_hash(s, cfg, z, i):
     """The mixed Zobrist hash ``(x1, x2)`` of column ``i`` alone; ``(0, 0)`` when empty."""
@@ -43,14 +56,8 @@ def column_hash(s, cfg, z, i):
         return np.uint64(0), np.uint64(0)
     d = cfg[Cfg.DEPTH]
     k = d * N_CODES + s[cfg[Cfg.OFF_DOWN] + i]
-    x1 = z[0, k]
-    x2 = z[1, k]
-    base = cfg[Cfg.OFF_TAB] + i * d
-    for p in range(n):
-        k = p * N_CODES + s[base + p]
-        x1 ^= z[0, k]
-        x2 ^= z[1, k]
-    return mix(x1), mix(x2)
+    c1, c2 = _cards_hash(s, cfg[Cfg.OFF_TAB] + i * d, z, 0, 0, n)
+    return mix(z[0, k] ^ c1), mix(z[1, k] ^ c2)
 
 
 @njit(cache=True)
@@ -58,14 +65,7 @@ def waste_hash(s, cfg, z, lo, hi):
     """XOR of the Zobrist terms of waste slots ``lo..hi-1`` of ``s``."""
     d = cfg[Cfg.DEPTH]
     off_waste_z = d * N_CODES + d + 1
-    off_w = cfg[Cfg.OFF_WASTE]
-    h1 = np.uint64(0)
-    h2 = np.uint64(0)
-    for p in range(lo, hi):
-        k = off_waste_z + p * N_CODES + s[off_w + p]
-        h1 ^= z[0, k]
-        h2 ^= z[1, k]
-    return h1, h2
+    return _cards_hash(s, cfg[Cfg.OFF_WASTE], z, off_waste_z, lo, hi)
 
 
 @njit(cache=True)
@@ -80,11 +80,9 @@ def _stock_hash(s, cfg, z, root_redeals):
     h1 = z[0, off_slen_z + sl] ^ z[0, off_red_z + red]
     h2 = z[1, off_slen_z + sl] ^ z[1, off_red_z + red]
     if red != root_redeals:
-        off_st = cfg[Cfg.OFF_STOCK]
-        for p in range(sl):
-            k = off_stock_z + p * N_CODES + s[off_st + p]
-            h1 ^= z[0, k]
-            h2 ^= z[1, k]
+        c1, c2 = _cards_hash(s, cfg[Cfg.OFF_STOCK], z, off_stock_z, 0, sl)
+        h1 ^= c1
+        h2 ^= c2
     return h1, h2
 
 
@@ -109,6 +107,14 @@ def state_hash(s, cfg, z, root_redeals):
     w1, w2 = waste_hash(s, cfg, z, 0, s[Slot.WASTE_LEN])
     t1, t2 = _stock_hash(s, cfg, z, root_redeals)
     return h1 ^ w1 ^ t1, (h2 ^ w2 ^ t2) | np.uint64(1)  # h2 == 0 marks an empty table slot
+
+
+@njit(cache=True, inline="always")
+def new_parts(cfg):
+    """Room for :func:`hash_parts`: ``(col1, col2, wh)``, each column's hash halves
+    (``(C,)`` uint64 twice) and the waste's (``(2,)`` uint64)."""
+    c = cfg[Cfg.COLUMNS]
+    return np.zeros(c, dtype=np.uint64), np.zeros(c, dtype=np.uint64), np.zeros(2, dtype=np.uint64)
 
 
 @njit(cache=True)
