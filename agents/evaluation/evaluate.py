@@ -39,7 +39,7 @@ import numpy as np
 from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
 
 from .statistics import wilson_interval
-from .sweep import parse_deals, run_jobs, worker_count
+from .sweep import deals_meta, parse_deals, run_jobs, worker_count
 
 CSV_FIELDS = ("deal", "won", "cards_on_foundations", "moves", "seconds", "truncated")
 
@@ -182,10 +182,7 @@ def evaluate(
     settings = {
         "agent": agent,
         "variant": variant_name,
-        "deals": deals if isinstance(deals, str) else "list",
-        "n": len(deal_list),
-        "first_deal": deal_list[0],
-        "last_deal": deal_list[-1],
+        **deals_meta(deals, deal_list),
         "seed": int(seed),
         "workers": workers,
         "max_moves": int(max_moves),

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from .statistics import wilson_interval
-from .sweep import parse_deals, run_jobs, worker_count
+from .sweep import deals_meta, parse_deals, run_jobs, worker_count
 
 VERDICTS = ("won", "lost", "unknown")
 META_FILE = "meta.json"
@@ -318,10 +318,7 @@ def solve_deals(
     summary = {
         "variant": variant_name,
         "budget": budget.to_json(),
-        "deals": deals if isinstance(deals, str) else "list",
-        "n": len(deal_list),
-        "first_deal": deal_list[0],
-        "last_deal": deal_list[-1],
+        **deals_meta(deals, deal_list),
         "solved_now": len(todo),
         "workers": workers,
         "wall_seconds": time.perf_counter() - t0,

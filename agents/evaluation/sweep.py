@@ -54,6 +54,17 @@ def parse_deals(spec: str | Sequence[int], n: int | None = None) -> list[int]:
     return deals
 
 
+def deals_meta(spec: str | Sequence[int], deals: Sequence[int]) -> dict[str, Any]:
+    """How a sweep's deals were chosen, for its summary: the split name (or ``"list"``), how
+    many, the first and the last."""
+    return {
+        "deals": spec if isinstance(spec, str) else "list",
+        "n": len(deals),
+        "first_deal": deals[0],
+        "last_deal": deals[-1],
+    }
+
+
 def worker_count(workers: int | None, jobs: int) -> int:
     """Processes for ``jobs`` jobs: ``workers`` (default: every core), at least 1, at most ``jobs``."""
     if workers is None:
