@@ -9,8 +9,8 @@ Reading order, bottom-up (each module imports only those above it in this list):
   between the packages.
 * :mod:`.actions` — the action codec, the only place that does action-number arithmetic.
 * :mod:`.config` — a variant's config array.
-* :mod:`.rules` — legal moves, applying a move, auto-play, win, the deal layout.
+* :mod:`.rules` — legal moves, applying a move, auto-play, win and stuck.
 * :mod:`.incremental` — the legal mask brought up to date after a move.
-* :mod:`.deals` — PySolFC's numbered deals, the evaluation splits.
+* :mod:`.deals` — PySolFC's numbered deals, the evaluation splits, laying a pack out.
 * :mod:`.pcg64` — numpy's ``PCG64`` generator ported to numba, for resets inside kernels.
 """
