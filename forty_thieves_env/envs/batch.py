@@ -19,6 +19,9 @@ from ..engine.layout import Cfg
 from ..engine.pcg64 import ST_LEN, check_range, export_state, import_state
 from ..engine.rules import cards_home, legal_mask
 from ..engine.variants import Variant
+from ..text.errors import IllegalMoveError
+from ..text.explain import why_illegal
+from ..text.notation import format_move
 from .batch_kernels import F_LEN, F_TERMINATED, F_TRUNCATED, reset_batch, step_batch_parallel, step_batch_serial
 from .observation import encode_obs, obs_place, observation_lay, observation_layout
 from .options import AUTORESETS, EnvOptions, check_batch, check_position
@@ -361,10 +364,6 @@ class BatchGames:
                 numba.set_num_threads(before)
 
     def _raise_if_illegal(self, a: np.ndarray) -> None:
-        from ..text.errors import IllegalMoveError
-        from ..text.explain import why_illegal
-        from ..text.notation import format_move
-
         live = self.games[:, G_PENDING] == 0
         in_range = (a >= 0) & (a < self.n_actions)
         legal = in_range & self.masks[np.arange(self.num_games), np.clip(a, 0, self.n_actions - 1)]

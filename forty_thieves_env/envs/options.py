@@ -21,9 +21,12 @@ import numpy as np
 
 from ..engine.config import config_for
 from ..engine.deals import deal_split
+from ..engine.rules import count_legal
 from ..engine.variants import Variant, get_variant
+from ..text.game import GameState, parse_position
 from .observation import check_mode
 from .rewards import Reward, make_reward
+from .winnable import restrict_deals
 
 #: What an action outside the mask does (see :class:`~.env.FortyThievesEnv`).
 ILLEGAL_ACTIONS: tuple[str, ...] = ("penalize", "raise", "terminate")
@@ -86,8 +89,6 @@ class EnvOptions:
             raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {list(RENDER_MODES)}")
         pool = check_deals(deals)
         if winnable_only:
-            from .winnable import restrict_deals
-
             pool = restrict_deals(v, pool)
         return cls(v, observation, rew, illegal_action, pool, bool(winnable_only), render_mode)
 
@@ -144,9 +145,6 @@ def check_position(variant: Variant, position: object) -> np.ndarray:
         TypeError: neither text nor a ``GameState``.
         ValueError: another variant's position, or one with no legal move (won or stuck).
     """
-    from ..engine.rules import count_legal
-    from ..text.game import GameState, parse_position
-
     game = parse_position(position) if isinstance(position, str) else position
     if not isinstance(game, GameState):
         raise TypeError(f"options['position'] must be position text or a GameState, got {type(position)}")

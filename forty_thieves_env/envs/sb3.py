@@ -53,6 +53,9 @@ except ImportError as exc:  # the core install has no SB3
     ) from exc
 
 from ..engine.variants import Variant
+from ..text.game import GameState
+from ..text.notation import format_move, parse_move
+from ..text.position import format_position
 from .batch import BatchGames
 from .batch_kernels import F_TERMINATED, F_TRUNCATED, F_WON
 from .observation import observation_space
@@ -199,28 +202,18 @@ class FortyThievesVecEnv(VecEnv):
 
     # ----- per-game helpers -----------------------------------------------------------
     def _game(self, i: int) -> Any:
-        from ..text.game import GameState
-
         return GameState(self.variant, self.batch.states[i])
 
     def _game_position_text(self, i: int) -> str:
-        from ..text.position import format_position
-
         return format_position(self._game(i))
 
     def _game_legal_moves(self, i: int) -> list[str]:
-        from ..text.notation import format_move
-
         return [format_move(self.variant, int(a)) for a in np.flatnonzero(self.batch.masks[i])]
 
     def _game_describe_action(self, i: int, action: int) -> str:
-        from ..text.notation import format_move
-
         return format_move(self.variant, int(action))
 
     def _game_action_for(self, i: int, move: str) -> int:
-        from ..text.notation import parse_move
-
         return parse_move(self.variant, move)
 
     def get_images(self) -> Sequence[np.ndarray | None]:

@@ -58,6 +58,8 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from ..engine.variants import Variant
+from ..text.game import GameState
+from ..text.position import format_position
 from .batch import BatchGames
 from .batch_kernels import F_ILLEGAL, F_TERMINATED, F_TRUNCATED, F_WON
 from .observation import observation_space
@@ -253,7 +255,6 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
 
     def render(self) -> tuple[Any, ...] | None:
         """One frame per game: text (``"ansi"``) or an ``(H, W, 3) uint8`` picture (``"rgb_array"``)."""
-        from ..text.game import GameState
         from . import render
 
         b = self._batch
@@ -272,9 +273,6 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
 
     def position_text(self, index: int) -> str:
         """Game ``index``'s position in the position format."""
-        from ..text.game import GameState
-        from ..text.position import format_position
-
         return format_position(GameState(self.variant, self._batch.states[index]))
 
     def close_extras(self, **kwargs: Any) -> None:
