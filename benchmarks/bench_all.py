@@ -1,4 +1,4 @@
-"""The benchmark suite: the same run as ``forty-thieves bench`` (see :mod:`agents.evaluation.bench`).
+"""The benchmark suite: the same run as ``forty-thieves bench`` (see :mod:`agents.cli.bench`).
 
 Usage (from the repository root; every option of ``forty-thieves bench`` works)::
 

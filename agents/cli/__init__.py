@@ -29,8 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "train MaskablePPO from a config file (configs/ppo.yaml) into a run folder",
     ),
     "bench": (
-        "agents.evaluation.bench",
-        "steps/s of the env (single, SyncVectorEnv, native vector) and MaskablePPO fps",
+        "agents.cli.bench",
+        "steps/s of the env (single, SyncVectorEnv, native vector) and MaskablePPO training fps",
     ),
 }
 

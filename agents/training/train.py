@@ -90,7 +90,8 @@ def build_model(config: TrainConfig, venv: Any, seed: int) -> Any:
     )
 
 
-def _set_threads(config: TrainConfig) -> None:
+def set_threads(config: TrainConfig) -> None:
+    """torch on the config's number of threads (0: leave torch's default)."""
     import torch
 
     if config.torch_threads > 0:
@@ -149,7 +150,7 @@ def train(
         line = f"python: agents.training.train.train({call})"
     record_command(run_dir, line)
     (run_dir / "versions.json").write_text(json.dumps(library_versions(), indent=1) + "\n", encoding="utf-8")
-    _set_threads(config)
+    set_threads(config)
 
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback

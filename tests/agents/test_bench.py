@@ -7,7 +7,8 @@ import re
 import pytest
 
 from agents.cli import main
-from agents.evaluation.bench import Row, summary
+from agents.cli.bench import summary
+from agents.evaluation.bench import Row
 
 ROWS = (
     "gym.make (one env)",
@@ -16,6 +17,8 @@ ROWS = (
     "MaskablePPO, native VecEnv",
     "MaskablePPO, DummyVecEnv",
     "MaskablePPO, trivial env",
+    "config, training VecEnv",
+    "config, trivial env",
 )
 
 
@@ -30,7 +33,7 @@ def one_torch_thread():
 
 def test_bench_command_prints_the_table(capsys, one_torch_thread) -> None:
     args = ["bench", "--seconds", "0.2", "--num-envs", "600", "--sync-envs", "2", "--ppo-envs", "2"]
-    assert main([*args, "--ppo-timesteps", "64", "--ppo-n-steps", "16"]) == 0
+    assert main([*args, "--ppo-timesteps", "64", "--ppo-n-steps", "16", "--config-timesteps", "64"]) == 0
     out = capsys.readouterr().out
     table = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| measurement")]
     assert [line.split("|")[1].strip() for line in table] == [ROWS[0], ROWS[1], ROWS[2], ROWS[2], *ROWS[3:]]
@@ -41,13 +44,14 @@ def test_bench_command_prints_the_table(capsys, one_torch_thread) -> None:
     assert "| 1 " in native[0] and "all (" in native[1]
     assert all(re.search(r"env share \d+\.\d %", line) for line in table if "MaskablePPO" in line)
     assert "target env share of MaskablePPO time <= 25 %" in out
+    assert re.search(r"target config training >= 30,000 steps/s: [\d,]+ \((met|NOT met)\)", out)
     assert re.search(r"\d+ s in all", out)
 
 
 def test_bench_without_ppo(capsys) -> None:
     assert main(["bench", "--seconds", "0.1", "--num-envs", "16", "--sync-envs", "2", "--no-ppo"]) == 0
     out = capsys.readouterr().out
-    assert "| MaskablePPO" not in out and "MaskablePPO fps" not in out
+    assert "| MaskablePPO" not in out and "MaskablePPO fps" not in out and "| config" not in out
     assert "native vector env / SyncVectorEnv" in out
 
 
@@ -63,8 +67,11 @@ def test_summary_verdicts() -> None:
         _row("native vector env", 2_500_000, threads="all (2)"),
         _row("MaskablePPO, native VecEnv", 1000, "env share 4.0 %"),
         _row("MaskablePPO, trivial env", 1100, "env share 0.5 %"),
+        _row("config, training VecEnv", 32_000, "env share 9.0 %"),
+        _row("config, trivial env", 40_000, "env share 0.5 %"),
     ]
     text = "\n".join(summary(fast))
+    assert "config training >= 30,000 steps/s: 32,000 (met)" in text and "(training/trivial 0.80)" in text
     assert "2,500,000 (met)" in text and "60,000 (met)" in text and "4.0 % (met)" in text
     assert "native vector env / SyncVectorEnv:     62x" in text
     slow = [
@@ -72,6 +79,9 @@ def test_summary_verdicts() -> None:
         _row("native vector env", 1_500_000),
         _row("MaskablePPO, native VecEnv", 500, "env share 40.0 %"),
         _row("MaskablePPO, trivial env", 1100, "env share 0.5 %"),
+        _row("config, training VecEnv", 4_600, "env share 3.0 %"),
+        _row("config, trivial env", 5_000, "env share 0.5 %"),
     ]
     text = "\n".join(summary(slow))
+    assert "config training >= 30,000 steps/s: 4,600 (NOT met)" in text
     assert "1,500,000 (NOT met)" in text and "20,000 (NOT met)" in text and "40.0 % (NOT met)" in text

@@ -1,0 +1,181 @@
+"""Training throughput: MaskablePPO frames per second, and the environment's share of the time.
+
+The training rows of ``forty-thieves bench`` (:mod:`agents.cli.bench`):
+
+* **MaskablePPO, native VecEnv / DummyVecEnv / trivial env**: one small fixed network and
+  settings on three ``VecEnv``: the native :class:`~forty_thieves_env.envs.sb3.FortyThievesVecEnv`,
+  SB3's ``DummyVecEnv`` of ``gym.make`` envs, and a trivial ``VecEnv`` with the same spaces
+  that does no work. A wrapper times every call into the environment (steps, resets,
+  masks); ``env share`` is that time over the wall time of ``learn``.
+* **config, native VecEnv / trivial env**: the model and the training ``VecEnv`` exactly as
+  ``forty-thieves train CONFIG`` builds them (policy, network, ``n_envs``, ``n_steps``,
+  ``batch_size``, ``n_epochs``, torch threads; no evaluations or checkpoints), and the same
+  model on a trivial env: end-to-end training speed, and what the policy alone costs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.evaluation.bench import Row, timed
+
+from .config import load_config
+from .envs import make_train_env
+from .train import build_model, set_threads
+
+#: The config the ``config`` rows train with unless told otherwise.
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "ppo.yaml"
+
+
+def _timer_wrapper(venv: Any) -> Any:
+    """A ``VecEnvWrapper`` adding up the seconds spent in every call into ``venv``."""
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class TimedVecEnv(VecEnvWrapper):
+        def __init__(self, venv: Any) -> None:
+            super().__init__(venv)
+            self.seconds = 0.0
+
+        def reset(self) -> Any:
+            t = time.perf_counter()
+            out = self.venv.reset()
+            self.seconds += time.perf_counter() - t
+            return out
+
+        def step_async(self, actions: np.ndarray) -> None:
+            t = time.perf_counter()
+            self.venv.step_async(actions)
+            self.seconds += time.perf_counter() - t
+
+        def step_wait(self) -> Any:
+            t = time.perf_counter()
+            out = self.venv.step_wait()
+            self.seconds += time.perf_counter() - t
+            return out
+
+        def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            out = self.venv.env_method(method_name, *args, indices=indices, **kwargs)
+            self.seconds += time.perf_counter() - t
+            return out
+
+    return TimedVecEnv(venv)
+
+
+def _trivial_vec_env(template: Any) -> Any:
+    """A ``VecEnv`` with ``template``'s spaces and masks that does no work at all."""
+    from collections import OrderedDict
+
+    from stable_baselines3.common.vec_env import VecEnv
+
+    class TrivialVecEnv(VecEnv):
+        render_mode = None
+
+        def __init__(self) -> None:
+            super().__init__(template.num_envs, template.observation_space, template.action_space)
+            n = self.num_envs
+            self._obs = OrderedDict((k, np.zeros((n, *s.shape), s.dtype)) for k, s in self.observation_space.items())
+            self._masks = np.ones((n, template.action_space.n), dtype=np.bool_)
+            self._t = 0
+
+        def reset(self) -> Any:
+            return OrderedDict((k, v.copy()) for k, v in self._obs.items())
+
+        def step_async(self, actions: np.ndarray) -> None:
+            self._t += 1
+
+        def step_wait(self) -> Any:
+            done = self._t % 100 == 0
+            dones = np.full(self.num_envs, done)
+            infos = [
+                {"terminal_observation": {k: v[i] for k, v in self._obs.items()}} if done else {}
+                for i in range(self.num_envs)
+            ]
+            return self.reset(), np.zeros(self.num_envs, np.float32), dones, infos
+
+        def action_masks(self) -> np.ndarray:
+            return self._masks.copy()
+
+        def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> Any:
+            return self._masks.copy()
+
+        def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+            return [getattr(self, attr_name)] * self.num_envs
+
+        def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+            setattr(self, attr_name, value)
+
+        def env_is_wrapped(self, wrapper_class: Any, indices: Any = None) -> list[bool]:
+            return [False] * self.num_envs
+
+        def close(self) -> None:
+            pass
+
+    return TrivialVecEnv()
+
+
+def _time_learn(name: str, model: Any, timer: Any, timesteps: int, threads: str) -> Row:
+    """Time ``model.learn(timesteps)`` after one untimed rollout and update (torch and numba
+    warm-up); ``timer`` is the model's env, wrapped by :func:`_timer_wrapper`."""
+    model.learn(model.n_steps * timer.num_envs)
+    timer.seconds = 0.0
+
+    def loop(_deadline: float) -> int:
+        model.learn(timesteps, reset_num_timesteps=False)
+        return timesteps
+
+    _, wall, cpu = timed(loop, 0.0)
+    share = timer.seconds / wall if wall > 0 else 0.0
+    return Row(name, timer.num_envs, threads, timesteps, wall, cpu, f"env share {100 * share:.1f} %")
+
+
+def bench_ppo(name: str, venv: Any, timesteps: int, ppo_kwargs: dict[str, Any], seed: int = 0) -> Row:
+    """MaskablePPO ``learn`` with SB3's default network on ``venv``: frames per second and the env's share."""
+    from sb3_contrib import MaskablePPO
+
+    timer = _timer_wrapper(venv)
+    model = MaskablePPO("MultiInputPolicy", timer, seed=seed, verbose=0, device="cpu", **ppo_kwargs)
+    row = _time_learn(name, model, timer, timesteps, "1+torch")
+    venv.close()
+    return row
+
+
+def fixed_rows(env_id: str, n_envs: int, timesteps: int, n_steps: int, seed: int = 0) -> Iterator[Row]:
+    """The fixed-network rows: SB3's default network on the native VecEnv, a DummyVecEnv and a trivial env."""
+    import gymnasium as gym
+    import torch
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from forty_thieves_env.envs.sb3 import make_sb3_vec_env
+
+    torch.set_num_threads(1)  # SB3's advice for small networks on CPU (more threads only contend)
+    kwargs = {"n_steps": n_steps, "batch_size": min(256, n_steps * n_envs), "n_epochs": 4}
+    native = make_sb3_vec_env(env_id, n_envs=n_envs, seed=seed)
+    yield bench_ppo("MaskablePPO, native VecEnv", native, timesteps, kwargs, seed)
+    dummy = DummyVecEnv([lambda: gym.make(env_id) for _ in range(n_envs)])
+    dummy.seed(seed)
+    yield bench_ppo("MaskablePPO, DummyVecEnv", dummy, timesteps, kwargs, seed)
+    trivial = _trivial_vec_env(make_sb3_vec_env(env_id, n_envs=n_envs))
+    yield bench_ppo("MaskablePPO, trivial env", trivial, timesteps, kwargs, seed)
+
+
+def config_rows(env_id: str, timesteps: int, config_path: str | Path | None = None, seed: int = 0) -> Iterator[Row]:
+    """The ``config`` rows: ``learn`` as ``forty-thieves train`` runs it, on its env and on a trivial one
+    (the trivial env mimics ``Dict`` observations: a ``flat`` config gets its training row only)."""
+    from gymnasium import spaces
+
+    env_id, config = load_config(config_path or DEFAULT_CONFIG, env_id)
+    set_threads(config)
+    venv = make_train_env(env_id, config, seed)
+    envs = [("config, training VecEnv", venv)]
+    if isinstance(venv.observation_space, spaces.Dict):
+        envs.append(("config, trivial env", _trivial_vec_env(venv)))
+    for name, env in envs:
+        timer = _timer_wrapper(env)
+        yield _time_learn(name, build_model(config, timer, seed), timer, timesteps, "1+torch")
+    venv.close()
