@@ -85,14 +85,21 @@ class CardEmbeddingExtractor(BaseFeaturesExtractor):
         counts = observations["counts"]  # (B, 2) float
         b = tableau.shape[0]
 
-        cols = self._lookup(tableau) + self.depth_pos  # (B, C, D, E)
-        cols = self.column(cols.reshape(b, self.n_cols, self.depth * self.embed_dim))  # (B, C, H)
+        # column(embeddings + depth_pos), with the depth term moved through the linear layer:
+        # W (x + p) + c = W x + (W p + c), so the (B, C, D, E) sum and its backward are spared.
+        linear = self.column[0]
+        bias = linear.bias + linear.weight @ self.depth_pos.reshape(-1)  # (H,)
+        cols = self._lookup(tableau).reshape(b, self.n_cols, self.depth * self.embed_dim)  # (B, C, D*E)
+        cols = self.column[1](nn.functional.linear(cols, linear.weight, bias))  # (B, C, H)
 
         w = self.waste_cards
         top = self._lookup(waste[:, -w:]) + self.waste_pos  # (B, W, E)
         rest = waste[:, :-w] if waste.shape[1] > w else waste[:, :0]
-        present = (rest != NO_CARD).unsqueeze(-1).float()  # (B, T-W, 1)
-        bag = (self._lookup(rest) * present).sum(1) / present.sum(1).clamp(min=1.0)  # (B, E)
+        # The mean embedding of the buried cards as (how many of each code) @ (the table): the
+        # codes carry no gradient, so only a (B, 54) x (54, E) product is differentiated.
+        present = (rest != NO_CARD).float()  # (B, T-W)
+        held = torch.zeros(b, N_OBS_CODES, device=rest.device).scatter_add_(1, rest, present)  # (B, 54)
+        bag = (held @ self.embed.weight) / present.sum(1, keepdim=True).clamp(min=1.0)  # (B, E)
 
         h = heights.long()
         nxt = torch.where(h < N_RANKS, self.pile_suit + h, torch.full_like(h, NO_CARD))

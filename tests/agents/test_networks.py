@@ -45,3 +45,39 @@ def test_extractor_forward_is_unchanged_by_the_lookup() -> None:
     ext._lookup = ext.embed  # the plain nn.Embedding call
     assert torch.equal(fast, ext(batch))
     assert fast.shape == (16, 64)
+
+
+def _plain_forward(ext: CardEmbeddingExtractor, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The extractor written the direct way (the reference its faster forward must equal)."""
+    from forty_thieves_env.engine.cards import N_RANKS
+    from forty_thieves_env.envs.observation import NO_CARD
+
+    tableau, waste = obs["tableau"].long(), obs["waste"].long()
+    heights, counts = obs["foundations"], obs["counts"]
+    b = tableau.shape[0]
+    cols = ext.embed(tableau) + ext.depth_pos
+    cols = ext.column(cols.reshape(b, ext.n_cols, -1))
+    w = ext.waste_cards
+    top = ext.embed(waste[:, -w:]) + ext.waste_pos
+    rest = waste[:, :-w]
+    present = (rest != NO_CARD).unsqueeze(-1).float()
+    bag = (ext.embed(rest) * present).sum(1) / present.sum(1).clamp(min=1.0)
+    h = heights.long()
+    nxt = torch.where(h < N_RANKS, ext.pile_suit + h, torch.full_like(h, NO_CARD))
+    parts = [cols.reshape(b, -1), top.reshape(b, -1), bag, ext.embed(nxt).reshape(b, -1)]
+    parts += [heights / N_RANKS, counts * ext.counts_scale]
+    return ext.head(torch.cat(parts, dim=1))
+
+
+def test_forward_equals_the_plain_formulation() -> None:
+    ext = _extractor()
+    with torch.no_grad():  # non-zero position terms, so that moving them through the layer is tested
+        ext.depth_pos.normal_()
+        ext.waste_pos.normal_()
+    envs = gym.make_vec("FortyThieves-v0", num_envs=32)
+    obs, _ = envs.reset(seed=5)
+    for _ in range(60):  # a waste of some depth
+        obs, *_ = envs.step(envs.unwrapped.random_legal_actions())
+    batch = {k: torch.as_tensor(v).float() for k, v in obs.items()}
+    assert (batch["waste"][:, :-8] != 53).any()
+    torch.testing.assert_close(ext(batch), _plain_forward(ext, batch), atol=1e-5, rtol=1e-5)
