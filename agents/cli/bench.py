@@ -31,7 +31,8 @@ def run_bench(
     seed: int = 0,
     echo: Callable[[str], None] | None = None,
 ) -> list[Row]:
-    """Every measurement of the module docstring; ``echo`` gets each row as it is done."""
+    """The env rows (:mod:`agents.evaluation.bench`), then with ``ppo`` the training rows
+    (:mod:`agents.training.throughput`); ``echo`` gets each row as it is done."""
     import forty_thieves_env  # noqa: F401 (registers the ids)
 
     rows: list[Row] = []

@@ -102,7 +102,7 @@ class BatchGames:
         self.obs_lay = observation_lay(self.layout, n, by_field=self.observation_mode != "flat")
 
         self.params = kernel_params(opts, AUTORESETS.index(autoreset), max_episode_steps or 0)
-        # The kernels draw deals from this list when it is not empty (see generators.py).
+        # The kernels draw deals from this list when it is not empty (see engine/pcg64.py).
         self.deal_pool = np.zeros(0, dtype=np.int64) if self.deals is None else self.deals.astype(np.int64)
         check_range(*DEAL_RANGE, self.deal_pool.shape[0])
 

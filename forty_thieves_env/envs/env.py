@@ -98,7 +98,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     given, else from the training range 32000..2**31-1 (:data:`forty_thieves_env.engine.deals.TRAIN_RANGE`, apart
     from the evaluation splits 1..2000), and deals PySolFC's game of that number;
     ``options={"deal": n}`` plays deal ``n``; ``options={"position": text}`` starts from a
-    position in the position format (see :mod:`forty_thieves_env.text.notation`) of this variant.
+    position in the position format (see :mod:`forty_thieves_env.text.position`) of this variant.
 
     ## Episode End
 
