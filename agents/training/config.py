@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 DEFAULT_SECTION = "default"
 DEFAULT_ENV_ID = "FortyThieves-v0"
@@ -97,14 +97,41 @@ class EmbeddingKwargs(_Strict):
     features_dim: int = Field(256, ge=1, le=4096)  # output size of the extractor
 
 
+class ScorerKwargs(_Strict):
+    """Options of :class:`agents.training.move_scorer.MoveScorer` (``features_extractor: move_scorer``)."""
+
+    embed_dim: int = Field(16, ge=1, le=256)  # size of a card's embedding and of its distance-from-home one
+    top_cards: int = Field(4, ge=1, le=64)  # slots from the top of a column read one by one
+    waste_cards: int = Field(3, ge=1, le=64)  # top waste cards read one by one
+    hidden: int = Field(64, ge=1, le=1024)  # width of the column, waste, table vectors and the move scorers
+    value_dim: int = Field(64, ge=1, le=1024)  # value features under SB3's value layer
+
+
 class PolicyKwargs(_Strict):
     """The policy network."""
 
-    features_extractor: Literal["card_embedding", "mlp"] = "card_embedding"
-    features_extractor_kwargs: EmbeddingKwargs = Field(default_factory=EmbeddingKwargs)
+    features_extractor: Literal["card_embedding", "mlp", "move_scorer"] = "card_embedding"
+    features_extractor_kwargs: EmbeddingKwargs | ScorerKwargs = Field(default_factory=EmbeddingKwargs)
     net_arch: list[int] | NetArch = Field(default_factory=lambda: [256, 256])
     activation_fn: Literal["tanh", "relu"] = "tanh"
     ortho_init: bool = True
+
+    @model_validator(mode="after")
+    def _kwargs_of_extractor(self) -> PolicyKwargs:
+        # The union takes the first options model that fits; the extractor says which it must be.
+        kwargs = self.features_extractor_kwargs
+        want = ScorerKwargs if self.features_extractor == "move_scorer" else EmbeddingKwargs
+        if not isinstance(kwargs, want):
+            given = kwargs.model_dump(include=kwargs.model_fields_set)
+            try:
+                self.features_extractor_kwargs = want(**given)
+            except ValidationError as e:
+                names = ", ".join(want.model_fields)
+                bad = ", ".join(str(err["loc"][0]) for err in e.errors())
+                raise ValueError(
+                    f"features_extractor_kwargs {bad} do not apply to {self.features_extractor} (its options: {names})"
+                ) from None
+        return self
 
     @field_validator("net_arch")
     @classmethod
@@ -173,10 +200,11 @@ def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
         out.append(("policy", "MlpPolicy needs env_kwargs.observation: flat (dict observations need MultiInputPolicy)"))
     if config.policy == "MultiInputPolicy" and observation == "flat":
         out.append(("policy", "env_kwargs.observation flat needs policy MlpPolicy"))
-    if config.policy_kwargs.features_extractor == "card_embedding" and (
+    if config.policy_kwargs.features_extractor in ("card_embedding", "move_scorer") and (
         config.policy != "MultiInputPolicy" or observation == "oracle"
     ):
-        out.append(("policy_kwargs.features_extractor", "card_embedding reads the dict observation (MultiInputPolicy)"))
+        name = config.policy_kwargs.features_extractor
+        out.append(("policy_kwargs.features_extractor", f"{name} reads the dict observation (MultiInputPolicy)"))
     return out
 
 

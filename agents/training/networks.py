@@ -21,6 +21,8 @@ All of it is concatenated and passed through one linear layer with ReLU to
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium as gym
 import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
@@ -116,6 +118,18 @@ class CardEmbeddingExtractor(BaseFeaturesExtractor):
         return self.head(torch.cat(parts, dim=1))
 
 
+def policy_class_for(policy: str, policy_kwargs: object) -> Any:
+    """The SB3 policy: the config's name, or :class:`MoveScorerPolicy` for the ``move_scorer`` network."""
+    from .config import PolicyKwargs
+
+    assert isinstance(policy_kwargs, PolicyKwargs)
+    if policy_kwargs.features_extractor == "move_scorer":
+        from .move_scorer import MoveScorerPolicy
+
+        return MoveScorerPolicy
+    return policy
+
+
 def policy_kwargs_for(policy_kwargs: object) -> dict[str, object]:
     """SB3 ``policy_kwargs`` from a :class:`agents.training.config.PolicyKwargs`."""
     from .config import PolicyKwargs
@@ -127,6 +141,8 @@ def policy_kwargs_for(policy_kwargs: object) -> dict[str, object]:
         "activation_fn": {"tanh": nn.Tanh, "relu": nn.ReLU}[policy_kwargs.activation_fn],
         "ortho_init": policy_kwargs.ortho_init,
     }
+    if policy_kwargs.features_extractor == "move_scorer":  # its own layers: net_arch and activation unused
+        return {"features_extractor_kwargs": policy_kwargs.features_extractor_kwargs.model_dump()}
     if policy_kwargs.features_extractor == "card_embedding":
         out["features_extractor_class"] = CardEmbeddingExtractor
         out["features_extractor_kwargs"] = policy_kwargs.features_extractor_kwargs.model_dump()

@@ -76,10 +76,10 @@ _PPO_KEYS = (
 def build_model(config: TrainConfig, venv: Any, seed: int) -> Any:
     from sb3_contrib import MaskablePPO
 
-    from .networks import policy_kwargs_for
+    from .networks import policy_class_for, policy_kwargs_for
 
     return MaskablePPO(
-        config.policy,
+        policy_class_for(config.policy, config.policy_kwargs),
         venv,
         learning_rate=parse_schedule(config.learning_rate),
         clip_range=parse_schedule(config.clip_range),

@@ -1,0 +1,262 @@
+"""A policy that scores every move from the cards it involves: the ``move_scorer`` network.
+
+SB3's policies put one linear layer from a feature vector to the action logits, so a flat
+network must learn, for each of the 112 (classic) or 1192 (run-moving variants) actions
+separately, which column it names. This network builds the logits from the action codec's
+structure instead (:mod:`forty_thieves_env.engine.actions`), one shared scorer per kind of
+move, so what it learns about "a column-to-column move that uncovers a card that can go
+home" holds for every pair of columns:
+
+* **Cards.** Each card code gets an embedding plus an embedding of its *distance from home*
+  in this position: how many cards its suit's nearer foundation still needs before it
+  (0: it can go home now; computed from the foundation heights, so every card carries the
+  relation a move's value depends on most).
+* **Columns.** A column's slots are read *from the top* (the playable card first). The top
+  ``top_cards`` slots are concatenated, the whole column is max-pooled (with a
+  depth-from-top embedding: a buried card near home, and how deep), and with its length and
+  face-down count they go through one network shared by the columns: ``c_i``.
+* **Waste and table.** The top waste cards give ``w``; the foundation heights, the stock size
+  and redeals left with ``w`` give the global vector ``g``.
+* **Moves.** column ``i`` to column ``j``: an MLP of ``c_i``, ``c_j`` and ``g`` (its first
+  layer computed per column and added for each pair, so the 90 pairs cost 90 additions); for
+  runs of ``k`` cards a term from the source's ``k``-th and ``(k+1)``-th cards from the top
+  (the run's base and what the move uncovers); waste to column ``j``: ``w``, ``c_j``, ``g``;
+  column ``i`` home: ``c_i``, ``g``; the waste's top card home and the stock: ``w``, ``g``.
+* **Value.** An MLP of the mean and max of the columns, ``w`` and ``g``.
+
+The extractor returns ``[logits | value features]``; :class:`MoveScorerPolicy` (a
+``MaskableMultiInputActorCriticPolicy``) reads the logits straight through (no extra
+layer) and puts SB3's linear value layer on the rest. Illegal moves are masked by
+MaskablePPO as usual. Shapes are written in comments: ``B`` samples, ``C`` columns, ``D``
+column depth, ``T`` waste slots, ``E`` embedding, ``H`` hidden.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import torch
+from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+from forty_thieves_env.engine.actions import n_actions_for
+from forty_thieves_env.engine.cards import N_RANKS
+from forty_thieves_env.envs.observation import FACE_DOWN, N_OBS_CODES, NO_CARD
+
+N_SUITS = 4
+#: Distance-from-home values: 0..13 for cards, then face-down and no card.
+DIST_FACE_DOWN = N_RANKS + 1  # 14
+DIST_NO_CARD = N_RANKS + 2  # 15
+N_DIST = N_RANKS + 3
+
+
+def _mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, n_out))
+
+
+class MoveScorer(BaseFeaturesExtractor):
+    """Per-move logits and value features from the ``Dict`` observation (see the module docstring).
+
+    Args:
+        observation_space: The env's ``Dict`` space (``tableau``, ``waste``, ``foundations``,
+            ``counts``; oracle fields are ignored).
+        max_run: Cards a column-to-column move may carry (1 without run moves, else 13); with
+            the column count it fixes the action layout.
+        embed_dim: Size of a card's embedding (and of its distance embedding).
+        top_cards: Slots from the top of a column read one by one.
+        waste_cards: Top waste cards read one by one.
+        hidden: Width of the column, waste and table vectors and of the move scorers.
+        rank: Size of the source and destination vectors whose dot product scores a pair.
+        value_dim: Value features handed to SB3's value layer.
+    """
+
+    def __init__(
+        self,
+        observation_space: gym.spaces.Dict,
+        max_run: int = 1,
+        embed_dim: int = 16,
+        top_cards: int = 4,
+        waste_cards: int = 3,
+        hidden: int = 64,
+        rank: int = 16,
+        value_dim: int = 64,
+    ) -> None:
+        n_cols, depth = observation_space["tableau"].shape
+        n_actions = n_actions_for(n_cols, max_run)
+        super().__init__(observation_space, n_actions + value_dim)
+        self.n_cols, self.depth, self.max_run, self.n_actions = n_cols, depth, max_run, n_actions
+        self.top_cards = min(top_cards, depth)
+        self.waste_cards = min(waste_cards, observation_space["waste"].shape[0])
+        self.embed_dim, self.hidden, self.rank, self.value_dim = embed_dim, hidden, rank, value_dim
+        e, h, r = embed_dim, hidden, rank
+
+        self.card = nn.Embedding(N_OBS_CODES, e)
+        self.dist = nn.Embedding(N_DIST, e)
+        # The buried card nearest home: its distance and how many cards lie on it.
+        self.dig_dist = nn.Embedding(N_DIST, e)
+        self.dig_depth = nn.Embedding(depth, e)
+        self.column = nn.Sequential(nn.Linear(self.top_cards * e + e + 3, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU())
+        self.waste = nn.Sequential(nn.Linear(self.waste_cards * e + 1, h), nn.ReLU())
+        n_found = observation_space["foundations"].shape[0]
+        counts_high = observation_space["counts"].high.astype("float32")
+        self.register_buffer("counts_scale", torch.as_tensor(1.0 / counts_high.clip(min=1)), persistent=False)
+        self.glob = nn.Sequential(nn.Linear(n_found + 2 + h, h), nn.ReLU())
+        self.register_buffer("ranks", torch.arange(N_RANKS), persistent=False)
+
+        # Per column, from (c_i, g): source score, destination score, home score, waste-onto
+        # score, source vector, destination vector, waste-onto vector.
+        self.heads_col = nn.Linear(h, h)  # first layer split by input: the table's part is added per sample
+        self.heads_glob = nn.Linear(h, h, bias=False)
+        self.heads_out = nn.Linear(h, 4 + 3 * r)
+        self.waste_query = nn.Linear(2 * h, r)  # (w, g) -> what the waste's top card looks for
+        self.stock = _mlp(2 * h, h, 2)  # (w, g) -> stock, waste home
+        if max_run > 1:
+            # A k-card move: linear in the base card's and the uncovered card's slot embeddings,
+            # plus a bias per k (kept to lookups: 1192 actions must stay cheap).
+            self.run_slot = nn.Linear(2 * e, 1)
+            self.run_k = nn.Parameter(torch.zeros(max_run))
+        self.value = nn.Sequential(nn.Linear(4 * h, value_dim), nn.ReLU())
+        # Off-diagonal (i, j) pairs in the codec's order: i major, then j != i ascending.
+        off = ~torch.eye(n_cols, dtype=torch.bool)
+        self.register_buffer("off_diagonal", off.reshape(-1), persistent=False)
+        self.output_layers = [self.heads_out, self.waste_query, self.stock[-1]]
+        if max_run > 1:
+            self.output_layers.append(self.run_slot)
+
+    def reset_output_layers(self, gain: float = 0.01) -> None:
+        """Small orthogonal weights on the logit layers: a near-uniform policy over legal moves at the start."""
+        for layer in self.output_layers:
+            nn.init.orthogonal_(layer.weight, gain=gain)
+            nn.init.zeros_(layer.bias)
+
+    def _distances(self, heights: torch.Tensor) -> torch.Tensor:
+        """``(B, 54) long``: every code's distance from home (0: it can go home now)."""
+        h = heights.long().reshape(-1, N_SUITS, 2)  # (B, 4, 2)
+        d = self.ranks.view(1, 1, N_RANKS, 1) - h.unsqueeze(2)  # (B, 4, 13, 2)
+        d = torch.where(d >= 0, d, torch.full_like(d, N_RANKS))
+        d = torch.minimum(d[..., 0], d[..., 1])  # (B, 4, 13); not amin(-1), slow over a dim of 2
+        b = h.shape[0]
+        special = torch.tensor([DIST_FACE_DOWN, DIST_NO_CARD], device=d.device).expand(b, 2)
+        return torch.cat([d.reshape(b, -1), special], dim=1)  # codes FACE_DOWN=52, NO_CARD=53
+
+    def _embed(self, codes: torch.Tensor, dists: torch.Tensor) -> torch.Tensor:
+        """``(*codes.shape, E)``: card embedding plus distance embedding."""
+        e = self.card.weight.index_select(0, codes.reshape(-1)) + self.dist.weight.index_select(0, dists.reshape(-1))
+        return e.reshape(*codes.shape, self.embed_dim)
+
+    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+        tableau = observations["tableau"].long()  # (B, C, D), bottom card first
+        waste = observations["waste"].long()  # (B, T), top card last
+        heights = observations["foundations"].float()  # (B, 8)
+        counts = observations["counts"].float()  # (B, 2)
+        b, c, d = tableau.shape
+        dist = self._distances(heights)  # (B, 54)
+
+        # Columns read from the top: slot k is the card k places below the playable one.
+        length = (tableau != NO_CARD).sum(-1)  # (B, C)
+        k = torch.arange(d, device=tableau.device)
+        pos = length.unsqueeze(-1) - 1 - k  # (B, C, D)
+        top = tableau.gather(2, pos.clamp(min=0))
+        top = torch.where(pos >= 0, top, torch.full_like(top, NO_CARD))  # (B, C, D) top first
+        top_dist = dist.gather(1, top.reshape(b, -1)).reshape(b, c, d)  # (B, C, D)
+        # The shallowest card nearest home: min over slots of dist * D + depth from top.
+        key = (top_dist * d + k).int().amin(-1).long()  # (B, C); int32: the int64 reduction is slower
+        dig = self.dig_dist.weight[key // d] + self.dig_depth.weight[key % d]  # (B, C, E)
+        kt = max(self.top_cards, self.max_run + 1 if self.max_run > 1 else 0)
+        slots = self._embed(top[:, :, :kt], top_dist[:, :, :kt])  # (B, C, kt, E)
+        face_down = (tableau == FACE_DOWN).sum(-1)
+        col_in = torch.cat(
+            [
+                slots[:, :, : self.top_cards].reshape(b, c, -1),
+                dig,
+                (length.float() / d).unsqueeze(-1),
+                (face_down.float() / d).unsqueeze(-1),
+                (length == 0).float().unsqueeze(-1),
+            ],
+            dim=-1,
+        )
+        cols = self.column(col_in)  # (B, C, H)
+
+        wcodes = waste[:, -self.waste_cards :].flip(1)  # (B, W) top first
+        wtop = self._embed(wcodes, dist.gather(1, wcodes))  # (B, W, E)
+        n_waste = (waste != NO_CARD).sum(-1, keepdim=True).float() / waste.shape[1]
+        w = self.waste(torch.cat([wtop.reshape(b, -1), n_waste], dim=1))  # (B, H)
+        g = self.glob(torch.cat([heights / N_RANKS, counts * self.counts_scale, w], dim=1))  # (B, H)
+        wg = torch.cat([w, g], dim=1)  # (B, 2H)
+
+        r = self.rank
+        heads = self.heads_out(torch.relu(self.heads_col(cols) + self.heads_glob(g).unsqueeze(1)))  # (B, C, 4+3r)
+        src, dst, home, onto = heads[..., 0], heads[..., 1], heads[..., 2], heads[..., 3]  # (B, C) each
+        u, v, vw = heads[..., 4 : 4 + r], heads[..., 4 + r : 4 + 2 * r], heads[..., 4 + 2 * r :]  # (B, C, r)
+        pair = src.unsqueeze(2) + dst.unsqueeze(1) + torch.bmm(u, v.transpose(1, 2))  # (B, C, C)
+        pair = pair.reshape(b, c * c)[:, self.off_diagonal].reshape(b, c, c - 1, 1)
+        if self.max_run > 1:
+            kk = self.max_run
+            under = slots[:, :, 1 : kk + 1]
+            if under.shape[2] < kk:  # a column shorter than the longest run: nothing below
+                under = torch.cat([under, under.new_zeros(b, c, kk - under.shape[2], self.embed_dim)], 2)
+            run = self.run_slot(torch.cat([slots[:, :, :kk], under], dim=-1)).squeeze(-1) + self.run_k  # (B, C, K)
+            pair = pair + run.unsqueeze(2)  # (B, C, C-1, K)
+        col_col = pair.reshape(b, -1)
+        waste_col = onto + torch.bmm(vw, self.waste_query(wg).unsqueeze(-1)).squeeze(-1)  # (B, C)
+        stock = self.stock(wg)  # (B, 2): stock, waste home
+        logits = torch.cat([stock, waste_col, home, col_col], dim=1)  # codec order (actions.py)
+
+        value = self.value(torch.cat([cols.mean(1), cols.amax(1), w, g], dim=1))  # (B, V)
+        return torch.cat([logits, value], dim=1)
+
+
+def max_run_of(action_space: gym.spaces.Discrete, n_cols: int) -> int:
+    """The run length a ``Discrete`` action space was laid out for (the inverse of ``n_actions_for``)."""
+    first = n_actions_for(n_cols, 0)
+    return (int(action_space.n) - first) // (n_cols * (n_cols - 1))
+
+
+class _Split(nn.Module):
+    """Stands in for SB3's ``mlp_extractor``: the first ``n`` features are the logits, the rest the value's."""
+
+    def __init__(self, n_actions: int, value_dim: int) -> None:
+        super().__init__()
+        self.latent_dim_pi, self.latent_dim_vf = n_actions, value_dim
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return features[:, : self.latent_dim_pi]
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return features[:, self.latent_dim_pi :]
+
+
+class MoveScorerPolicy(MaskableMultiInputActorCriticPolicy):
+    """MaskablePPO's ``Dict`` policy with :class:`MoveScorer` computing the logits.
+
+    ``net_arch`` is not used (the scorer has its own layers); ``features_extractor_kwargs``
+    go to :class:`MoveScorer` (``max_run`` is filled in from the action space).
+    """
+
+    def __init__(
+        self, observation_space: gym.spaces.Dict, action_space: gym.spaces.Discrete, *args: Any, **kwargs: Any
+    ) -> None:
+        kwargs["features_extractor_class"] = MoveScorer
+        fx = dict(kwargs.get("features_extractor_kwargs") or {})
+        fx["max_run"] = max_run_of(action_space, observation_space["tableau"].shape[0])
+        kwargs["features_extractor_kwargs"] = fx
+        kwargs["net_arch"] = []
+        super().__init__(observation_space, action_space, *args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        fx = self.features_extractor
+        assert isinstance(fx, MoveScorer)
+        self.mlp_extractor = _Split(fx.n_actions, fx.value_dim)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        self.action_net = nn.Identity()  # the scorer's logits are the action logits
+        fx = self.features_extractor
+        assert isinstance(fx, MoveScorer)
+        fx.reset_output_layers()
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
