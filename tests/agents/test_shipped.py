@@ -14,7 +14,6 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-import tomllib
 import torch
 from sb3_contrib import MaskablePPO
 
@@ -299,7 +298,8 @@ def test_check_fit_compares_rules_not_names() -> None:
 
 
 def test_the_models_folder_is_package_data() -> None:
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    globs = pyproject["tool"]["setuptools"]["package-data"]["agents"]
-    assert {"models/*.zip", "models/*.json"} <= set(globs)
+    # (tomllib is Python 3.11+; the package supports 3.10)
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    section = pyproject.split("[tool.setuptools.package-data]", 1)[1].split("\n[", 1)[0]
+    assert 'agents = ["models/*.zip", "models/*.json"]' in section
     assert (ROOT / "agents" / "models").is_dir()
