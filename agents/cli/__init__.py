@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "agents.training.train",
         "train MaskablePPO from a config file (configs/ppo.yaml) into a run folder",
     ),
+    "ship": (
+        "agents.training.shipping",
+        "ship a run's model into agents/models/NAME.zip (+ NAME.json): --model NAME plays it",
+    ),
     "bench": (
         "agents.cli.bench",
         "steps/s of the env (single, SyncVectorEnv, native vector) and MaskablePPO training fps",

@@ -316,7 +316,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-nodes", type=int, help="solver: node budget per deal")
     parser.add_argument("--opt", action="append", metavar="KEY=VALUE", help="any other agent option (repeatable)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--model", dest="opt", action="append", type="model={}".format, help="ppo: the model .zip")
+    parser.add_argument(
+        "--model",
+        dest="opt",
+        action="append",
+        type="model={}".format,
+        help="ppo: a shipped model's name, a model .zip or a run folder",
+    )
 
 
 def run_cli(args: Any) -> int:

@@ -1,9 +1,16 @@
 """The ``ppo`` agent: a trained MaskablePPO policy (a ``.zip`` from ``forty-thieves train``).
 
 ``forty-thieves evaluate --agent ppo --model runs/RUN/best_model.zip`` plays it like any other
-agent. Each move is the policy's most likely legal move (``deterministic=True``, the default:
-what ``model.predict(obs, action_masks=mask, deterministic=True)`` returns) or one drawn from
-its masked distribution with the agent's seeded generator (``deterministic=False``). The
+agent; ``--model NAME`` plays a shipped model (:mod:`agents.players.shipped`). A model that
+cannot play the variant asked for is refused: one whose metadata (a shipped model's JSON, or
+its run folder's config) names other rules, or whose zip reads other observation or action
+spaces. A model trained on the ``flat`` observation is fed the dict observation's fields
+flattened; one trained on ``oracle`` sets the agent's ``observation`` to ``"oracle"``, so the
+evaluator gives it the hidden cards.
+
+Each move is the policy's most likely legal move (``deterministic=True``, the default: what
+``model.predict(obs, action_masks=mask, deterministic=True)`` returns) or one drawn from its
+masked distribution with the agent's seeded generator (``deterministic=False``). The
 policy network is called directly (no gradient, no per-call mode switch), which is several
 times faster per move than ``model.predict``.
 
@@ -21,23 +28,24 @@ import numpy as np
 from forty_thieves_env.engine.variants import Variant
 
 from .base import BaseAgent, Observation, legal_actions
+from .shipped import ModelInfo, check_fit, resolve_model
 
 _MODELS: dict[tuple[str, str], Any] = {}
 FLAT_FIELDS = ("tableau", "waste", "foundations", "counts")
 
 
 def load_model(path: str | Path, device: str = "cpu") -> Any:
-    """A MaskablePPO model from a ``.zip`` (cached per process: the evaluator's games share it)."""
+    """A MaskablePPO model (cached per process: the evaluator's games share it).
+
+    ``path`` is a shipped model's name, a ``.zip`` or a run folder (its best model, else its
+    final one): see :func:`agents.players.shipped.resolve_model`.
+    """
+    return _load_zip(resolve_model(path)[0], device)
+
+
+def _load_zip(path: Path, device: str) -> Any:
     from sb3_contrib import MaskablePPO
 
-    path = Path(path)
-    if path.is_dir():  # a run folder: its best model, else the final one
-        for name in ("best_model.zip", "final_model.zip"):
-            if (path / name).exists():
-                path = path / name
-                break
-    if not path.exists():
-        raise ValueError(f"no model at {path} (give a .zip saved by forty-thieves train, or a run folder)")
     key = (str(path.resolve()), device)
     if key not in _MODELS:
         _MODELS[key] = MaskablePPO.load(str(path), device=device)
@@ -49,7 +57,8 @@ class PPOAgent(BaseAgent):
 
     Args:
         variant: The variant it plays (must match the one it was trained on).
-        model: Path of the model ``.zip`` (or a run folder: its ``best_model.zip``).
+        model: A shipped model's name, a model ``.zip`` or a run folder (its best model,
+            else its final one).
         deterministic: Play the most likely legal move (True) or sample one (False).
         seed: Seeds the sampling (``deterministic=False``); ``reset(seed)`` re-seeds it per game.
         threads: torch threads in this process (1 suits one game at a time).
@@ -69,27 +78,22 @@ class PPOAgent(BaseAgent):
     ) -> None:
         super().__init__(variant, seed)
         if model is None:
-            raise ValueError("the ppo agent needs a model: --model RUN/best_model.zip (or --opt model=PATH)")
+            raise ValueError("the ppo agent needs a model: --model NAME (a shipped model), RUN/best_model.zip or RUN")
         import torch
 
         if threads > 0:
             torch.set_num_threads(int(threads))
-        self.model = load_model(model, device)
+        path, info = resolve_model(model)
+        self.model = _load_zip(path, device)
         self.model_path = str(model)
+        self.info: ModelInfo | None = info
         self.deterministic = bool(deterministic)
-        space = self.model.observation_space
-        self._flat = not hasattr(space, "spaces")
-        n = int(self.model.action_space.n)
-        if n != self.n_actions:
-            raise ValueError(
-                f"the model at {model} has {n} actions but {self.variant.name} has {self.n_actions}: "
-                "it was trained on another variant"
-            )
-        if not self._flat:
-            want = space["tableau"].shape
-            have = (self.variant.columns, self.variant.max_depth)
-            if tuple(want) != have:
-                raise ValueError(f"the model at {model} reads a {want} tableau, {self.variant.name} has {have}")
+        label = f"model {str(model)!r}" if info is not None and str(model) == info.name else f"the model at {path}"
+        mode = check_fit(self.model.observation_space, self.model.action_space, info, self.variant, label)
+        self._flat = mode == "flat"  # built from the dict observation's fields
+        if mode == "oracle":  # it needs the hidden cards: the evaluator makes its env so
+            self.observation = "oracle"
+        self._label = label
         self.policy = self.model.policy
         self.policy.set_training_mode(False)
 
@@ -101,7 +105,13 @@ class PPOAgent(BaseAgent):
         if self._flat:
             obs = np.concatenate([np.asarray(observation[k]).ravel() for k in FLAT_FIELDS])
         else:
-            obs = {k: np.asarray(observation[k]) for k in self.model.observation_space.spaces}
+            try:
+                obs = {k: np.asarray(observation[k]) for k in self.model.observation_space.spaces}
+            except KeyError as err:
+                raise ValueError(
+                    f"{self._label} reads the {self.observation!r} observation; this one has no {err}: "
+                    f"make the env with observation={self.observation!r}"
+                ) from None
         with torch.no_grad():
             obs_t, _ = self.policy.obs_to_tensor(obs)
             features = self.policy.extract_features(obs_t, self.policy.pi_features_extractor)

@@ -168,7 +168,8 @@ def test_ppo_agent_plays_legal_moves_and_checks_the_variant(run: Path) -> None:
         obs, _, term, trunc, info = env.step(action)
         if term or trunc:
             break
-    with pytest.raises(ValueError, match="actions"):
+    # The run folder's config names the variant it trained on.
+    with pytest.raises(ValueError, match=r"trained on variant 'classic' \(FortyThieves-v0\), not 'josephine'"):
         make_agent("ppo", "josephine", model=str(run / "best_model.zip"))
     with pytest.raises(ValueError, match="needs a model"):
         make_agent("ppo", "classic")
@@ -234,3 +235,21 @@ def test_ppo_agent_moves_are_the_models(run: Path) -> None:
         if term or trunc:
             obs, info = env.reset(options={"deal": 10})
     assert len(set(draws)) > 1
+
+
+def test_a_trained_run_ships_and_plays_by_name(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agents.players.shipped import MODELS_ENV_VAR, shipped_models
+
+    monkeypatch.setenv(MODELS_ENV_VAR, str(tmp_path / "models"))
+    assert main(["ship", str(run), "--name", "tiny"]) == 0
+    info = shipped_models()["tiny"]
+    assert (info.env_id, info.variant, info.observation, info.seed) == ("FortyThieves-v0", "classic", "dict", 3)
+    assert info.training_command == f"forty-thieves train {PPO_YAML} --total-timesteps 256"
+    assert info.test_results["source"] == "final_eval.json" and info.test_results["summary"]["games"] == 2
+    assert info.num_timesteps in (128, 256) and info.config["n_steps"] == 32
+    out = tmp_path / "ev"
+    args = ["evaluate", "--agent", "ppo", "--model", "tiny", "--deals", "1-2", "--workers=1", "--max-moves=30"]
+    assert main([*args, "--quiet", "--out", str(out)]) == 0
+    assert "ppo on classic, 2 deals" in capsys.readouterr().out
