@@ -156,12 +156,23 @@ def evaluate(
     variant_name = get_variant(variant).name
     deal_list = parse_deals(deals, n)
     agent_kwargs = dict(agent_kwargs or {})
-    workers = worker_count(workers, len(deal_list))
     if max_moves < 1:
         raise ValueError(f"max_moves must be at least 1, got {max_moves}")
+    if agent == "ppo":
+        from .policy_eval import batched_options
+
+        batched, batch_size = batched_options(agent_kwargs)
+        if batched:
+            args = (variant_name, deals, deal_list, seed, max_moves, agent_kwargs, batch_size, progress)
+            return _evaluate_batched(*args)
+    workers = worker_count(workers, len(deal_list))
     # Build one player here first: a bad agent name or option fails before any worker starts.
+    if agent == "ppo":  # the batched path's own options mean nothing to the agent
+        player_kwargs = {k: v for k, v in agent_kwargs.items() if k not in ("batched", "batch_size")}
+    else:
+        player_kwargs = agent_kwargs
     try:
-        env, player = _make_player(agent, variant_name, agent_kwargs)
+        env, player = _make_player(agent, variant_name, player_kwargs)
     except TypeError as err:  # an option the agent's constructor does not take
         raise ValueError(f"agent {agent!r}: {err}") from err
 
@@ -170,7 +181,7 @@ def evaluate(
     t0 = time.perf_counter()
     results: list[GameResult] = []
     bar = _progress(len(deal_list), f"{agent} {variant_name}", progress)
-    init = (agent, variant_name, agent_kwargs, seed, max_moves, registered_targets())
+    init = (agent, variant_name, player_kwargs, seed, max_moves, registered_targets())
     local = lambda d: play_game(env, player, d, agent_seed(seed, d), max_moves)  # noqa: E731
     for r in run_jobs(deal_list, workers, local, _worker_play, _worker_init, init):
         results.append(r)
@@ -187,6 +198,68 @@ def evaluate(
         "workers": workers,
         "max_moves": int(max_moves),
         "agent_options": agent_kwargs,
+    }
+    return Evaluation(settings, summarise(results, wall), results)
+
+
+def _evaluate_batched(
+    variant_name: str,
+    deals: str | Sequence[int],
+    deal_list: list[int],
+    seed: int,
+    max_moves: int,
+    agent_kwargs: dict[str, Any],
+    batch_size: int,
+    progress: bool,
+) -> Evaluation:
+    """:func:`evaluate` of the ``ppo`` agent in one process, all games side by side
+    (:mod:`.policy_eval`), on the agent's ``threads`` (default 1) for torch and the env.
+
+    One thread is the fast setting on a shared machine: on the 2-core VM beside a training
+    job, two torch threads made a 200-deal evaluation 7 times slower (threads waiting on
+    each other), and these networks are small. ``workers`` does not apply here.
+    """
+    import torch
+
+    from agents.players.base import make_agent
+
+    from .policy_eval import play_deals
+
+    threads = int(agent_kwargs.get("threads", 1))
+    player_kwargs = {k: v for k, v in agent_kwargs.items() if k not in ("batched", "batch_size", "threads")}
+    before = torch.get_num_threads()
+    try:
+        player = make_agent("ppo", variant_name, **player_kwargs, threads=0)  # threads=0: leave torch's setting
+    except TypeError as err:
+        raise ValueError(f"agent 'ppo': {err}") from err
+    t0 = time.perf_counter()
+    results: list[GameResult] = []
+    bar = _progress(len(deal_list), f"ppo {variant_name} (batched)", progress)
+
+    def done(r: GameResult) -> None:
+        results.append(r)
+        _advance(bar, results)
+
+    try:
+        if threads > 0:
+            torch.set_num_threads(threads)
+        play_deals(player, deal_list, seed, max_moves, batch_size, num_threads=max(threads, 1), on_result=done)
+    finally:
+        torch.set_num_threads(before)
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - t0
+    results.sort(key=lambda r: r.deal)
+    settings = {
+        "agent": "ppo",
+        "variant": variant_name,
+        **deals_meta(deals, deal_list),
+        "seed": int(seed),
+        "workers": 1,
+        "max_moves": int(max_moves),
+        "agent_options": agent_kwargs,
+        "batched": True,
+        "batch_size": min(batch_size, len(deal_list)),
     }
     return Evaluation(settings, summarise(results, wall), results)
 
