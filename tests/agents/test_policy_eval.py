@@ -1,0 +1,122 @@
+"""The batched ppo evaluation (agents/evaluation/policy_eval.py) gives the per-game agent's rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+sb3_contrib = pytest.importorskip("sb3_contrib")
+
+from agents.cli import main  # noqa: E402
+from agents.evaluation.evaluate import evaluate  # noqa: E402
+from agents.evaluation.policy_eval import DEFAULT_BATCH_SIZE, batched_options  # noqa: E402
+
+
+def _model(path: Path, observation: str) -> Path:
+    """An untrained MaskablePPO policy (seeded, small): it plays legal but arbitrary moves."""
+    from forty_thieves_env.envs.env import FortyThievesEnv
+
+    torch.set_num_threads(1)
+    env = FortyThievesEnv("classic", observation=observation)
+    policy = "MultiInputPolicy" if observation == "dict" else "MlpPolicy"
+    model = sb3_contrib.MaskablePPO(policy, env, seed=1, policy_kwargs={"net_arch": [32]}, n_steps=64, device="cpu")
+    model.save(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def dict_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _model(tmp_path_factory.mktemp("ppo") / "dict.zip", "dict")
+
+
+@pytest.fixture(scope="module")
+def flat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _model(tmp_path_factory.mktemp("ppo") / "flat.zip", "flat")
+
+
+def _rows(ev):
+    return [(r.deal, r.won, r.cards_on_foundations, r.moves, r.truncated) for r in ev.results]
+
+
+def _both(model: Path, deals: str, max_moves: int, **options):
+    kwargs = {"model": str(model), **options}
+    run = dict(variant="classic", deals=deals, seed=4, workers=1, max_moves=max_moves, progress=False)
+    batched = evaluate("ppo", agent_kwargs=kwargs, **run)
+    single = evaluate("ppo", agent_kwargs={**kwargs, "batched": False}, **run)
+    assert batched.settings["batched"] is True and "batched" not in single.settings
+    return batched, single
+
+
+def test_deterministic_rows_equal_the_per_game_agent(dict_model: Path) -> None:
+    batched, single = _both(dict_model, "11-22", 150)
+    assert _rows(batched) == _rows(single)
+    assert [r.deal for r in batched.results] == list(range(11, 23))
+    s, t = batched.summary, single.summary
+    assert {k: s[k] for k in ("games", "wins", "truncated", "mean_moves")} == {
+        k: t[k] for k in ("games", "wins", "truncated", "mean_moves")
+    }
+    # The seconds of the rows share the evaluation's time.
+    assert sum(r.seconds for r in batched.results) <= s["wall_seconds"] + 1e-6
+
+
+def test_sampled_rows_equal_the_per_game_agent_and_games_end_on_their_own(dict_model: Path) -> None:
+    batched, single = _both(dict_model, "1-10", 200, deterministic=False)
+    assert _rows(batched) == _rows(single)
+    ended = [r for r in batched.results if not r.truncated]
+    assert ended, "some sampled games get stuck before 200 moves"
+    assert all(r.moves < 200 for r in ended)
+    assert all(r.moves == 200 for r in batched.results if r.truncated)
+
+
+def test_flat_observation_model(flat_model: Path) -> None:
+    batched, single = _both(flat_model, "3,5,8", 60)
+    assert _rows(batched) == _rows(single)
+
+
+def test_chunks_and_seeds(dict_model: Path) -> None:
+    """A deal's game depends on (seed, deal) only: not on the chunk it is played in."""
+    kwargs = {"model": str(dict_model), "deterministic": False}
+    run = dict(variant="classic", seed=2, max_moves=80, progress=False)
+    whole = evaluate("ppo", deals="1-7", agent_kwargs=kwargs, **run)
+    chunked = evaluate("ppo", deals="1-7", agent_kwargs={**kwargs, "batch_size": 3}, **run)
+    alone = evaluate("ppo", deals=[6], agent_kwargs=kwargs, **run)
+    assert _rows(whole) == _rows(chunked)
+    assert _rows(alone) == _rows(whole)[5:6]
+    assert chunked.settings["batch_size"] == 3 and whole.settings["batch_size"] == 7
+    other = evaluate("ppo", deals="1-7", agent_kwargs=kwargs, **{**run, "seed": 3})
+    assert _rows(other) != _rows(whole)
+
+
+def test_move_cap(dict_model: Path) -> None:
+    ev = evaluate("ppo", "classic", "1-3", max_moves=5, agent_kwargs={"model": str(dict_model)}, progress=False)
+    assert all(r.moves == 5 and r.truncated and not r.won for r in ev.results)
+    assert ev.summary["truncated"] == 3
+
+
+def test_options_choose_the_path() -> None:
+    assert batched_options({"model": "m"}) == (True, DEFAULT_BATCH_SIZE)
+    assert batched_options({"model": "m", "batch_size": 64, "threads": 2, "device": "cpu"}) == (True, 64)
+    assert batched_options({"model": "m", "batched": False})[0] is False
+    assert batched_options({"model": "m", "something_new": 1})[0] is False  # the per-game agent decides
+    with pytest.raises(ValueError, match="batch_size"):
+        batched_options({"model": "m", "batch_size": 0})
+
+
+def test_cli(dict_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["evaluate", "--agent", "ppo", "--model", str(dict_model), "--deals", "1-4", "--max-moves", "40", "--quiet"]
+    assert main([*base, "--out", str(tmp_path / "a")]) == 0
+    assert main([*base, "--opt", "batched=false", "--workers", "1", "--out", str(tmp_path / "b")]) == 0
+    assert "ppo on classic, 4 deals" in capsys.readouterr().out
+    a = json.loads((tmp_path / "a" / "results.json").read_text())
+    b = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert a["settings"]["batched"] is True and a["settings"]["workers"] == 1
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
+    assert strip(a["results"]) == strip(b["results"])
+    assert (tmp_path / "a" / "results.csv").read_text().splitlines()[0] == (
+        "deal,won,cards_on_foundations,moves,seconds,truncated"
+    )
+    assert main([*base, "--opt", "bogus=1", "--out", str(tmp_path / "c")]) == 2
+    assert "bogus" in capsys.readouterr().err
