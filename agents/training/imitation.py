@@ -271,8 +271,8 @@ def clone(
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
             opt.step()
-            tot["nll"] += float(nll) * len(idx)
-            tot["vf"] += float(vf) * len(idx)
+            tot["nll"] += float(nll.detach()) * len(idx)
+            tot["vf"] += float(vf.detach()) * len(idx)
             n += len(idx)
         stats = {"epoch": epoch + 1, "nll": tot["nll"] / max(n, 1), "value_mse": tot["vf"] / max(n, 1)}
         stats["train_accuracy"] = _accuracy(policy, obs_t, masks_t, actions_t, order[:20000])
