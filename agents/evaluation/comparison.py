@@ -16,8 +16,9 @@ reports, for the deals they share:
   discordant (pair, deal) is its own fair coin and the pooled test is exact too.
 
 Groups: ``--group NAME=a.json,b.json`` names one (repeatable); a file given plainly joins
-the group of its label: the ``--label`` it was evaluated with, else its agent name. A run
-folder or an evaluate ``--out`` folder stands for its ``results.json``.
+the group of its label: the ``--label`` it was evaluated with, else its agent name and
+options (``ppo deterministic=False``; models differ between seeds, so ``model`` is not part
+of it). An evaluate ``--out`` folder stands for its ``results.json``.
 
 Refused, with the files named: files of different variants or move caps, files of one group
 that played different deals (a group's seeds must be comparable), groups that share no deal,
@@ -34,6 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from .statistics import N_BOOT, McNemarResult, mcnemar, seed_statistics, wilson_interval
+
+#: Agent options left out of a file's default label: they do not change what the agent is.
+NOT_IN_LABEL = frozenset({"model", "seed", "threads", "device", "batched", "batch_size"})
 
 
 @dataclass
@@ -52,8 +56,14 @@ class ResultsFile:
 
     @property
     def label(self) -> str:
-        """The group a plain file joins: its evaluate ``--label``, else its agent name."""
-        return str(self.settings.get("label") or self.settings.get("agent") or self.path.stem)
+        """The group a plain file joins: its evaluate ``--label``, else its agent name and the
+        options that change how it plays (not ``model``: files of one agent with different
+        models are taken for its training seeds)."""
+        if self.settings.get("label"):
+            return str(self.settings["label"])
+        options = self.settings.get("agent_options") or {}
+        shown = [f"{k}={v}" for k, v in sorted(options.items()) if k not in NOT_IN_LABEL]
+        return " ".join([str(self.settings.get("agent") or self.path.stem), *shown])
 
     @property
     def deals(self) -> frozenset[int]:

@@ -117,3 +117,21 @@ def test_evaluate_label_is_stored(tmp_path: Path) -> None:
     args = ["evaluate", "--agent", "random", "--deals", "1-2", "--max-moves", "20", "--workers", "1", "--quiet"]
     assert main([*args, "--label", "mine", "--out", str(out)]) == 0
     assert load_results(out).label == "mine"
+
+
+def test_default_labels(tmp_path: Path) -> None:
+    greedy = _write(tmp_path / "g1", {1})
+    greedy2 = _write(tmp_path / "g2", {2})
+    sampled = _write(tmp_path / "s", {1, 2})
+    data = json.loads(sampled.read_text())
+    data["settings"]["agent_options"] = {"model": "runs/x/best_model.zip", "deterministic": False, "threads": 1}
+    sampled.write_text(json.dumps(data))
+    for path, model in ((greedy, "runs/a"), (greedy2, "runs/b")):
+        data = json.loads(path.read_text())
+        data["settings"]["agent_options"] = {"model": model}
+        path.write_text(json.dumps(data))
+    groups = group_files([greedy, sampled, greedy2])
+    assert {k: [r.path for r in v] for k, v in groups.items()} == {
+        "ppo": [greedy, greedy2],  # two models of one agent: two seeds
+        "ppo deterministic=False": [sampled],
+    }
