@@ -20,6 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "agents.evaluation.evaluate",
         "play an agent once on each deal of a split; write results.json/.csv",
     ),
+    "compare": (
+        "agents.evaluation.comparison",
+        "compare evaluate results: win rates, seed means/IQM with bootstrap intervals, McNemar tests",
+    ),
     "solve": (
         "agents.evaluation.solving",
         "solve deals with the perfect-information solver (resumable); winnable sets",

@@ -393,6 +393,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-nodes", type=int, help="solver: node budget per deal")
     parser.add_argument("--opt", action="append", metavar="KEY=VALUE", help="any other agent option (repeatable)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--label", help="a name for these results (forty-thieves compare groups files by it)")
     parser.add_argument(
         "--model",
         dest="opt",
@@ -415,6 +416,8 @@ def run_cli(args: Any) -> int:
         agent_kwargs=agent_options(args),
         progress=not args.quiet,
     )
+    if args.label:
+        evaluation.settings["label"] = args.label
     json_path, csv_path = write_results(evaluation, args.out)
     print(format_summary(evaluation))
     print(f"wrote {json_path} and {csv_path}")
