@@ -142,6 +142,24 @@ class PolicyKwargs(_Strict):
         return v
 
 
+class Imitation(_Strict):
+    """A warm start by imitation before PPO (:mod:`agents.training.imitation`)."""
+
+    teacher: str = "heuristic"  # a registered agent that reads the Dict observation (heuristic, lookahead)
+    teacher_kwargs: dict[str, Any] = Field(default_factory=dict)  # the teacher's options (samples=8, ...)
+    games: int = Field(4000, ge=1)  # training deals the teacher plays
+    epochs: int = Field(4, ge=1)  # passes over the positions
+    batch_size: int = Field(512, ge=2)
+    learning_rate: float = Field(2e-3, gt=0)  # Adam, cosine decay over the epochs
+    vf_coef: float = Field(0.5, ge=0)  # weight of the value's error on the teacher's returns
+    dagger_rounds: int = Field(0, ge=0)  # rounds of the student playing, the teacher labelling
+    dagger_games: int = Field(1000, ge=1)  # games per round
+    dagger_epochs: int = Field(2, ge=1)  # passes over all positions so far after each round
+    beta: float = Field(0.0, ge=0, le=1)  # share of moves the teacher plays in a DAgger round
+    idle_cut: int = Field(100, ge=1)  # end a game after this many moves without a card home or stock turn
+    workers: int = Field(2, ge=1)  # processes playing the games
+
+
 class TrainConfig(_Strict):
     """One training run's settings (one section of a config file after merging ``default``)."""
 
@@ -164,6 +182,7 @@ class TrainConfig(_Strict):
     target_kl: float | None = None
     normalize_advantage: bool = True
     policy_kwargs: PolicyKwargs = Field(default_factory=PolicyKwargs)
+    imitation: Imitation | None = None  # a warm start by imitation before PPO (null: none)
     eval_freq: int = Field(50_000, ge=0)
     n_eval_episodes: int = Field(100, ge=1, le=1000)
     eval_deterministic: bool = True

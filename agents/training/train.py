@@ -163,6 +163,8 @@ def train(
     venv = make_train_env(env_id, config, config.seed + done_steps)
     if checkpoint is None:
         model = build_model(config, venv, config.seed)
+        if config.imitation is not None:
+            warm_start(model, env_id, config, run_dir, log)
         log(f"training {config.algo} on {env_id} for {config.n_timesteps:,} steps -> {run_dir}")
     else:
         model = MaskablePPO.load(str(checkpoint), env=venv, device=config.device)
@@ -237,6 +239,46 @@ def train(
         summary = final_evaluation(run_dir, env_id, config)
         log(summary)
     return run_dir
+
+
+def warm_start(model: Any, env_id: str, config: TrainConfig, run_dir: Path, log: Callable[[str], None]) -> None:
+    """Clone the config's teacher into ``model`` (then DAgger); write ``imitation_model.zip``, ``imitation.json``."""
+    from .imitation import Demonstrations, clone, collect, training_deals
+
+    im = config.imitation
+    assert im is not None
+    t0 = time.monotonic()
+    n_all = im.games + im.dagger_rounds * im.dagger_games
+    deals = training_deals(n_all, config.seed)
+    common = dict(teacher_kwargs=im.teacher_kwargs, seed=config.seed, gamma=config.gamma, idle_cut=im.idle_cut)
+    log(f"imitation: {im.teacher} plays {im.games} training deals")
+    data = collect(env_id, deals[: im.games], im.teacher, workers=im.workers, log=log, **common)
+    fit = dict(batch_size=im.batch_size, learning_rate=im.learning_rate, vf_coef=im.vf_coef, seed=config.seed, log=log)
+    rounds = [{"games": im.games, "positions": len(data), "teacher_won": float(data.won.mean())}]
+    rounds[0].update(clone(model.policy, data, epochs=im.epochs, **fit))
+    path = run_dir / "imitation_model.zip"
+    for r in range(im.dagger_rounds):
+        model.save(str(path))
+        start = im.games + r * im.dagger_games
+        log(f"imitation: DAgger round {r + 1}/{im.dagger_rounds}, the student plays {im.dagger_games} deals")
+        new = collect(
+            env_id,
+            deals[start : start + im.dagger_games],
+            im.teacher,
+            student=str(path),
+            beta=im.beta,
+            workers=im.workers,
+            log=log,
+            **common,
+        )
+        data = Demonstrations.concat([data, new])
+        stats = {"games": im.dagger_games, "positions": len(new), "student_won": float(new.won.mean())}
+        stats.update(clone(model.policy, data, epochs=im.dagger_epochs, **fit))
+        rounds.append(stats)
+    model.save(str(path))
+    info = {"teacher": im.teacher, "rounds": rounds, "seconds": round(time.monotonic() - t0, 1)}
+    (run_dir / "imitation.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    log(f"imitation done in {info['seconds']:.0f} s -> {path.name}")
 
 
 def final_evaluation(run_dir: Path, env_id: str, config: TrainConfig, workers: int = 1) -> str:
