@@ -43,7 +43,7 @@ def test_collect_records_the_teachers_game(demos: Demonstrations) -> None:
         assert np.array_equal(demos.masks[t], info["action_mask"])
         action = agent.act(obs, info["action_mask"])
         assert demos.actions[t] == action
-        obs, _, term, trunc, info = env.step(action)
+        obs, _, _, _, info = env.step(action)
     assert bool(info["won"]) == bool(demos.won[0])
     assert demos.masks[np.arange(len(demos)), demos.actions].all()  # every label is a legal move
 
