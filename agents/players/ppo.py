@@ -59,7 +59,8 @@ class PPOAgent(BaseAgent):
         variant: The variant it plays (must match the one it was trained on).
         model: A shipped model's name, a model ``.zip`` or a run folder (its best model,
             else its final one).
-        deterministic: Play the most likely legal move (True) or sample one (False).
+        deterministic: Play the most likely legal move (True) or sample one (False); None:
+            as the model's metadata says (:attr:`ModelInfo.deterministic`), else True.
         seed: Seeds the sampling (``deterministic=False``); ``reset(seed)`` re-seeds it per game.
         threads: torch threads in this process (1 suits one game at a time).
         device: torch device.
@@ -71,7 +72,7 @@ class PPOAgent(BaseAgent):
         self,
         variant: str | Variant = "classic",
         model: str | Path | None = None,
-        deterministic: bool = True,
+        deterministic: bool | None = None,
         seed: int | None = None,
         threads: int = 1,
         device: str = "cpu",
@@ -87,6 +88,8 @@ class PPOAgent(BaseAgent):
         self.model = _load_zip(path, device)
         self.model_path = str(model)
         self.info: ModelInfo | None = info
+        if deterministic is None:
+            deterministic = info.deterministic if info is not None and info.deterministic is not None else True
         self.deterministic = bool(deterministic)
         label = f"model {str(model)!r}" if info is not None and str(model) == info.name else f"the model at {path}"
         mode = check_fit(self.model.observation_space, self.model.action_space, info, self.variant, label)

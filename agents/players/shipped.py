@@ -58,6 +58,9 @@ class ModelInfo(BaseModel):
         seed: The training seed.
         num_timesteps: Environment steps trained when this model was saved.
         test_results: Free-form test results (evaluation settings and summary).
+        deterministic: How the ``ppo`` agent plays it unless told: its most likely legal move
+            (True) or a move drawn from its policy (False; a policy without memory of the game
+            can go round in circles when greedy). From the config's ``eval_deterministic``.
         source: The file it was shipped from.
         commit: The git commit that trained it (``-dirty``: with uncommitted changes).
         created: When it was shipped (ISO 8601, UTC).
@@ -76,6 +79,7 @@ class ModelInfo(BaseModel):
     seed: int | None = None
     num_timesteps: int | None = None
     test_results: dict[str, Any] = {}
+    deterministic: bool | None = None
     source: str | None = None
     commit: str | None = None
     created: str | None = None
@@ -235,6 +239,7 @@ def info_from_run(run_dir: Path, zip_path: Path, name: str | None = None) -> Mod
         seed=config.get("seed"),
         num_timesteps=saved_timesteps(zip_path),
         test_results=results,
+        deterministic=config.get("eval_deterministic"),
         source=str(zip_path),
         commit=commit,
     )
@@ -245,6 +250,9 @@ def describe_policy(config: dict[str, Any]) -> str:
     kwargs = config.get("policy_kwargs") or {}
     extractor = kwargs.get("features_extractor", "?")
     features = f"{extractor} features"
+    if extractor == "move_scorer":  # its own layers: net_arch and activation do not apply
+        sizes = ", ".join(f"{k} {v}" for k, v in (kwargs.get("features_extractor_kwargs") or {}).items())
+        return f"{config.get('algo', '?')} with the move_scorer network ({sizes or 'defaults'})"
     if extractor == "card_embedding" and kwargs.get("features_extractor_kwargs"):
         sizes = ", ".join(f"{k} {v}" for k, v in kwargs["features_extractor_kwargs"].items())
         features += f" ({sizes})"

@@ -7,10 +7,13 @@ structure instead (:mod:`forty_thieves_env.engine.actions`), one shared scorer p
 move, so what it learns about "a column-to-column move that uncovers a card that can go
 home" holds for every pair of columns:
 
-* **Cards.** Each card code gets an embedding plus an embedding of its *distance from home*
-  in this position: how many cards its suit's nearer foundation still needs before it
-  (0: it can go home now; computed from the foundation heights, so every card carries the
-  relation a move's value depends on most).
+* **Cards.** Each card code gets an embedding plus embeddings of three facts about it in
+  this position, computed from the observation (so every card carries the relations a
+  move's value depends on, which a network would otherwise have to discover): its *distance
+  from home* (how many cards its suit's nearer foundation still needs before it; 0: it can
+  go home now), whether it *fits on a column's top card* now (the variant's build rule), and
+  how many cards that could be built on it are *still out* (not home: 0 means parking it on
+  a foundation costs nothing).
 * **Columns.** A column's slots are read *from the top* (the playable card first). The top
   ``top_cards`` slots are concatenated, the whole column is max-pooled (with a
   depth-from-top embedding: a buried card near home, and how deep), and with its length and
@@ -70,6 +73,7 @@ class MoveScorer(BaseFeaturesExtractor):
         hidden: Width of the column, waste and table vectors and of the move scorers.
         rank: Size of the source and destination vectors whose dot product scores a pair.
         value_dim: Value features handed to SB3's value layer.
+        alternate: The variant builds down in alternate colours (else by suit).
     """
 
     def __init__(
@@ -82,6 +86,7 @@ class MoveScorer(BaseFeaturesExtractor):
         hidden: int = 64,
         rank: int = 16,
         value_dim: int = 64,
+        alternate: bool = False,
     ) -> None:
         n_cols, depth = observation_space["tableau"].shape
         n_actions = n_actions_for(n_cols, max_run)
@@ -94,6 +99,11 @@ class MoveScorer(BaseFeaturesExtractor):
 
         self.card = nn.Embedding(N_OBS_CODES, e)
         self.dist = nn.Embedding(N_DIST, e)
+        self.fits = nn.Embedding(2, e)
+        self.out = nn.Embedding(5, e)  # 0..2 copies (suit build), 0..4 (alternate colours)
+        self.alternate = alternate
+        self.register_buffer("targets", _targets(alternate), persistent=False)  # (52, 2) codes it builds on
+        self.register_buffer("below", _below(alternate), persistent=False)  # (52, 4) piles holding its builders
         # The buried card nearest home: its distance and how many cards lie on it.
         self.dig_dist = nn.Embedding(N_DIST, e)
         self.dig_depth = nn.Embedding(depth, e)
@@ -141,9 +151,28 @@ class MoveScorer(BaseFeaturesExtractor):
         special = torch.tensor([DIST_FACE_DOWN, DIST_NO_CARD], device=d.device).expand(b, 2)
         return torch.cat([d.reshape(b, -1), special], dim=1)  # codes FACE_DOWN=52, NO_CARD=53
 
-    def _embed(self, codes: torch.Tensor, dists: torch.Tensor) -> torch.Tensor:
-        """``(*codes.shape, E)``: card embedding plus distance embedding."""
-        e = self.card.weight.index_select(0, codes.reshape(-1)) + self.dist.weight.index_select(0, dists.reshape(-1))
+    def _facts(self, tops: torch.Tensor, heights: torch.Tensor) -> torch.Tensor:
+        """``(B, 54, E)``: each code's fact embeddings (fits on a column top; builders still out), summed."""
+        b = tops.shape[0]
+        present = torch.zeros(b, N_OBS_CODES + 1, device=tops.device)
+        present.scatter_(1, tops, 1.0)  # which codes are column tops (NO_CARD for an empty column)
+        present[:, NO_CARD] = 0.0
+        fits = present[:, self.targets].amax(-1).long()  # (B, 52); targets padded with the zero slot 54
+        h = torch.cat([heights.long(), heights.new_zeros(b, 1).long()], dim=1)  # pile 8: a dummy, height 0
+        rank = self.ranks.repeat(N_SUITS)  # (52,)
+        # A builder (rank r-1) is home on pile p when its height is at least r; pile 8 never counts.
+        home = ((h[:, self.below] >= rank.view(1, -1, 1)) & (self.below < 8)).sum(-1)  # (B, 52)
+        out = (self.below < 8).sum(-1) - home  # 2 (or 4) copies of the builders, less those home
+        out = torch.where(rank == 0, torch.zeros_like(out), out)
+        facts = self.fits.weight[fits] + self.out.weight[out.clamp(0, 4)]  # (B, 52, E)
+        return torch.cat([facts, facts.new_zeros(b, 2, self.embed_dim)], dim=1)
+
+    def _embed(self, codes: torch.Tensor, dists: torch.Tensor, facts: torch.Tensor) -> torch.Tensor:
+        """``(*codes.shape, E)``: card embedding plus its distance and fact embeddings."""
+        b = codes.shape[0]
+        flat = codes.reshape(b, -1)
+        e = self.card.weight.index_select(0, flat.reshape(-1)) + self.dist.weight.index_select(0, dists.reshape(-1))
+        e = e.reshape(b, -1, self.embed_dim) + facts.gather(1, flat.unsqueeze(-1).expand(-1, -1, self.embed_dim))
         return e.reshape(*codes.shape, self.embed_dim)
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -165,7 +194,8 @@ class MoveScorer(BaseFeaturesExtractor):
         key = (top_dist * d + k).int().amin(-1).long()  # (B, C); int32: the int64 reduction is slower
         dig = self.dig_dist.weight[key // d] + self.dig_depth.weight[key % d]  # (B, C, E)
         kt = max(self.top_cards, self.max_run + 1 if self.max_run > 1 else 0)
-        slots = self._embed(top[:, :, :kt], top_dist[:, :, :kt])  # (B, C, kt, E)
+        facts = self._facts(top[:, :, 0], heights)  # (B, 54, E)
+        slots = self._embed(top[:, :, :kt], top_dist[:, :, :kt], facts)  # (B, C, kt, E)
         face_down = (tableau == FACE_DOWN).sum(-1)
         col_in = torch.cat(
             [
@@ -180,7 +210,7 @@ class MoveScorer(BaseFeaturesExtractor):
         cols = self.column(col_in)  # (B, C, H)
 
         wcodes = waste[:, -self.waste_cards :].flip(1)  # (B, W) top first
-        wtop = self._embed(wcodes, dist.gather(1, wcodes))  # (B, W, E)
+        wtop = self._embed(wcodes, dist.gather(1, wcodes), facts)  # (B, W, E)
         n_waste = (waste != NO_CARD).sum(-1, keepdim=True).float() / waste.shape[1]
         w = self.waste(torch.cat([wtop.reshape(b, -1), n_waste], dim=1))  # (B, H)
         g = self.glob(torch.cat([heights / N_RANKS, counts * self.counts_scale, w], dim=1))  # (B, H)
@@ -212,6 +242,32 @@ def max_run_of(action_space: gym.spaces.Discrete, n_cols: int) -> int:
     """The run length a ``Discrete`` action space was laid out for (the inverse of ``n_actions_for``)."""
     first = n_actions_for(n_cols, 0)
     return (int(action_space.n) - first) // (n_cols * (n_cols - 1))
+
+
+def _targets(alternate: bool) -> torch.Tensor:
+    """``(52, 2) long``: the codes each card may be built on (54: none, an always-absent slot)."""
+    out = torch.full((52, 2), N_OBS_CODES, dtype=torch.long)
+    for code in range(52):
+        suit, rank = divmod(code, N_RANKS)
+        if rank == N_RANKS - 1:
+            continue
+        if alternate:
+            other = (2, 3) if suit < 2 else (0, 1)
+            out[code] = torch.tensor([o * N_RANKS + rank + 1 for o in other])
+        else:
+            out[code, 0] = code + 1
+    return out
+
+
+def _below(alternate: bool) -> torch.Tensor:
+    """``(52, 4) long``: foundation piles of the suits whose next-lower card builds on each card (8: none)."""
+    out = torch.full((52, 4), 8, dtype=torch.long)
+    for code in range(52):
+        suit = code // N_RANKS
+        suits = ((2, 3) if suit < 2 else (0, 1)) if alternate else (suit,)
+        piles = [2 * s + k for s in suits for k in (0, 1)]
+        out[code, : len(piles)] = torch.tensor(piles)
+    return out
 
 
 class _Split(nn.Module):

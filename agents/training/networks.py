@@ -29,6 +29,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from forty_thieves_env.engine.cards import N_RANKS
+from forty_thieves_env.engine.variants import Variant, get_variant
 from forty_thieves_env.envs.observation import N_OBS_CODES, NO_CARD
 
 
@@ -118,6 +119,11 @@ class CardEmbeddingExtractor(BaseFeaturesExtractor):
         return self.head(torch.cat(parts, dim=1))
 
 
+def variant_of(env_id: str) -> Variant:
+    """The variant a registered env id plays."""
+    return get_variant(gym.spec(env_id).kwargs.get("variant", "classic"))
+
+
 def policy_class_for(policy: str, policy_kwargs: object) -> Any:
     """The SB3 policy: the config's name, or :class:`MoveScorerPolicy` for the ``move_scorer`` network."""
     from .config import PolicyKwargs
@@ -130,8 +136,8 @@ def policy_class_for(policy: str, policy_kwargs: object) -> Any:
     return policy
 
 
-def policy_kwargs_for(policy_kwargs: object) -> dict[str, object]:
-    """SB3 ``policy_kwargs`` from a :class:`agents.training.config.PolicyKwargs`."""
+def policy_kwargs_for(policy_kwargs: object, env_id: str | None = None) -> dict[str, object]:
+    """SB3 ``policy_kwargs`` from a :class:`agents.training.config.PolicyKwargs` (``env_id``: its build rule)."""
     from .config import PolicyKwargs
 
     assert isinstance(policy_kwargs, PolicyKwargs)
@@ -142,7 +148,10 @@ def policy_kwargs_for(policy_kwargs: object) -> dict[str, object]:
         "ortho_init": policy_kwargs.ortho_init,
     }
     if policy_kwargs.features_extractor == "move_scorer":  # its own layers: net_arch and activation unused
-        return {"features_extractor_kwargs": policy_kwargs.features_extractor_kwargs.model_dump()}
+        kwargs = policy_kwargs.features_extractor_kwargs.model_dump()
+        if env_id is not None:
+            kwargs["alternate"] = variant_of(env_id).build == "alternate"
+        return {"features_extractor_kwargs": kwargs}
     if policy_kwargs.features_extractor == "card_embedding":
         out["features_extractor_class"] = CardEmbeddingExtractor
         out["features_extractor_kwargs"] = policy_kwargs.features_extractor_kwargs.model_dump()

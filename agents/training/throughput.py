@@ -183,5 +183,5 @@ def config_rows(env_id: str, timesteps: int, config_path: str | Path | None = No
         envs.append(("config, trivial env", _trivial_vec_env(venv)))
     for name, env in envs:
         timer = _timer_wrapper(env)
-        yield _time_learn(name, build_model(config, timer, seed), timer, timesteps, "1+torch")
+        yield _time_learn(name, build_model(config, timer, seed, env_id), timer, timesteps, "1+torch")
     venv.close()

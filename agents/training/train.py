@@ -73,7 +73,7 @@ _PPO_KEYS = (
 )
 
 
-def build_model(config: TrainConfig, venv: Any, seed: int) -> Any:
+def build_model(config: TrainConfig, venv: Any, seed: int, env_id: str | None = None) -> Any:
     from sb3_contrib import MaskablePPO
 
     from .networks import policy_class_for, policy_kwargs_for
@@ -83,7 +83,7 @@ def build_model(config: TrainConfig, venv: Any, seed: int) -> Any:
         venv,
         learning_rate=parse_schedule(config.learning_rate),
         clip_range=parse_schedule(config.clip_range),
-        policy_kwargs=policy_kwargs_for(config.policy_kwargs),
+        policy_kwargs=policy_kwargs_for(config.policy_kwargs, env_id),
         seed=seed,
         verbose=0,
         **{key: getattr(config, key) for key in _PPO_KEYS},
@@ -162,7 +162,7 @@ def train(
         done_steps = checkpoint_steps(checkpoint) or 0
     venv = make_train_env(env_id, config, config.seed + done_steps)
     if checkpoint is None:
-        model = build_model(config, venv, config.seed)
+        model = build_model(config, venv, config.seed, env_id)
         if config.imitation is not None:
             warm_start(model, env_id, config, run_dir, log)
         log(f"training {config.algo} on {env_id} for {config.n_timesteps:,} steps -> {run_dir}")

@@ -107,3 +107,34 @@ def test_policy_masks_and_trains() -> None:
     model.learn(64)
     changed = [not torch.equal(a, b) for a, b in zip(before, model.policy.parameters(), strict=True)]
     assert any(changed)
+
+
+@pytest.mark.parametrize("alternate", [False, True])
+def test_card_facts(alternate: bool) -> None:
+    """Fits-on-a-top and builders-still-out, against the rules' own ``fits`` and a direct count."""
+    from forty_thieves_env.engine.config import config_for
+    from forty_thieves_env.engine.rules import fits
+
+    cfg = config_for(get_variant("streets" if alternate else "classic"))
+    env = gym.make(IDS["classic"])
+    net = MoveScorer(env.observation_space, alternate=alternate)
+    tops = torch.tensor([[5, 30, 51, 13, 40, 53, 0, 26, 44, 19]])
+    heights = torch.tensor([[3, 0, 13, 5, 0, 0, 7, 2]]).float()
+    with torch.no_grad():
+        net.fits.weight.copy_(torch.arange(2).float().unsqueeze(1).expand(2, net.embed_dim))
+        net.out.weight.zero_()
+        got_fits = net._facts(tops, heights)[0, :52, 0]
+        net.fits.weight.zero_()
+        net.out.weight.copy_(torch.arange(5).float().unsqueeze(1).expand(5, net.embed_dim))
+        got_out = net._facts(tops, heights)[0, :52, 0]
+    h = heights[0].long().tolist()
+    for code in range(52):
+        want_fit = any(t < 52 and fits(cfg, code, t) for t in tops[0].tolist())
+        assert bool(got_fits[code]) == want_fit, code
+        suit, rank = divmod(code, 13)
+        if rank == 0:
+            assert got_out[code] == 0
+            continue
+        suits = ((2, 3) if suit < 2 else (0, 1)) if alternate else (suit,)
+        out = sum(1 for s in suits for p in (2 * s, 2 * s + 1) if h[p] < rank)  # rank-1 not yet on pile p
+        assert got_out[code] == out, code

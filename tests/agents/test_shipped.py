@@ -213,6 +213,17 @@ def test_the_ppo_agent_plays_a_shipped_model_by_name(shipped: Path) -> None:
     assert play(agent) > 0
 
 
+def test_the_metadata_says_greedy_or_sampled(shipped: Path) -> None:
+    """The config's ``eval_deterministic`` travels with the model; an explicit option still wins."""
+    info = json.loads(shipped.with_suffix(".json").read_text(encoding="utf-8"))
+    assert info["deterministic"] is True  # TrainConfig's default
+    assert make_agent("ppo", "classic", model="tiny").deterministic is True
+    info["deterministic"] = False
+    shipped.with_suffix(".json").write_text(json.dumps(info), encoding="utf-8")
+    assert make_agent("ppo", "classic", model="tiny").deterministic is False
+    assert make_agent("ppo", "classic", model="tiny", deterministic=True).deterministic is True
+
+
 def test_evaluate_plays_a_shipped_name(shipped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "ev"
     args = ["evaluate", "--agent", "ppo", "--model", "tiny", "--deals", "1-2", "--workers=1", "--max-moves=20"]
