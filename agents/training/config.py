@@ -104,6 +104,7 @@ class ScorerKwargs(_Strict):
     top_cards: int = Field(4, ge=1, le=64)  # slots from the top of a column read one by one
     waste_cards: int = Field(3, ge=1, le=64)  # top waste cards read one by one
     hidden: int = Field(64, ge=1, le=1024)  # width of the column, waste, table vectors and the move scorers
+    rank: int = Field(16, ge=1, le=256)  # source and destination vectors whose dot product scores a column pair
     value_dim: int = Field(64, ge=1, le=1024)  # value features under SB3's value layer
 
 
@@ -115,6 +116,16 @@ class PolicyKwargs(_Strict):
     net_arch: list[int] | NetArch = Field(default_factory=lambda: [256, 256])
     activation_fn: Literal["tanh", "relu"] = "tanh"
     ortho_init: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kwargs_default(cls, data: Any) -> Any:
+        # null: the chosen extractor's defaults; mlp has no options, so whatever is given is unused.
+        if isinstance(data, Mapping) and (
+            data.get("features_extractor_kwargs", 0) is None or data.get("features_extractor") == "mlp"
+        ):
+            data = {k: v for k, v in data.items() if k != "features_extractor_kwargs"}
+        return data
 
     @model_validator(mode="after")
     def _kwargs_of_extractor(self) -> PolicyKwargs:
@@ -129,7 +140,8 @@ class PolicyKwargs(_Strict):
                 names = ", ".join(want.model_fields)
                 bad = ", ".join(str(err["loc"][0]) for err in e.errors())
                 raise ValueError(
-                    f"features_extractor_kwargs {bad} do not apply to {self.features_extractor} (its options: {names})"
+                    f"features_extractor_kwargs {bad} do not apply to {self.features_extractor} (its options: "
+                    f"{names}; policy_kwargs.features_extractor_kwargs=null gives its defaults)"
                 ) from None
         return self
 

@@ -27,8 +27,11 @@ TINY = [
     "n_steps=32",
     "batch_size=32",
     "n_epochs=1",
-    "policy_kwargs.net_arch=[16]",
-    "policy_kwargs.features_extractor_kwargs={embed_dim: 4, column_dim: 8, waste_cards: 4, features_dim: 16}",
+    "policy_kwargs.features_extractor_kwargs={embed_dim: 4, hidden: 8, rank: 2, value_dim: 8}",
+    "imitation.games=2",  # the warm start runs too, on two deals
+    "imitation.epochs=1",
+    "imitation.dagger_rounds=0",
+    "imitation.workers=1",
     "eval_freq=128",
     "n_eval_episodes=2",
     "save_freq=128",
@@ -82,7 +85,8 @@ def test_resolved_config_is_what_trained(run: Path) -> None:
     assert env_id == "FortyThieves-v0"
     assert (cfg.n_timesteps, cfg.seed, cfg.n_envs, cfg.n_steps) == (256, 3, 2, 32)
     raw = yaml.safe_load((run / "config.yaml").read_text())
-    assert list(raw) == ["FortyThieves-v0"] and raw["FortyThieves-v0"]["learning_rate"] == "lin_3e-4"
+    assert list(raw) == ["FortyThieves-v0"] and raw["FortyThieves-v0"]["learning_rate"] == 1e-4
+    assert raw["FortyThieves-v0"]["imitation"]["games"] == 2
 
 
 def test_logs_and_evaluations(run: Path) -> None:
@@ -216,7 +220,7 @@ def test_ppo_agent_moves_are_the_models(run: Path) -> None:
     from agents.players.base import make_agent
     from forty_thieves_env.envs.env import FortyThievesEnv
 
-    greedy = make_agent("ppo", "classic", model=str(run / "best_model.zip"))
+    greedy = make_agent("ppo", "classic", model=str(run / "best_model.zip"), deterministic=True)
     sampler = make_agent("ppo", "classic", model=str(run / "best_model.zip"), deterministic=False)
     env = FortyThievesEnv("classic")
     rng = np.random.default_rng(0)
