@@ -1,15 +1,17 @@
-"""``make demo``: train a small MaskablePPO on classic, then compare it with random and heuristic.
+"""``make demo``: train the default recipe briefly on classic, then compare it with the shipped models.
 
-    python -m agents.training.demo [--minutes 4] [--timesteps 120000] [--n 200] [--workers 2]
+    python -m agents.training.demo [--minutes 3] [--timesteps 65536] [--n 200] [--workers 2]
 
-1. trains ``configs/ppo.yaml``'s classic section (``FortyThieves-v0``) with the demo budget
-   below (at most ``--minutes`` of training, evaluated every 40k steps on 50 validation deals,
-   the best model kept) into ``runs/demo_<time>``;
-2. plays the best model (its most likely legal move, and a move drawn from its policy), the
-   random agent and the heuristic agent once on each of the first ``--n`` test deals (the
-   same deals and seeds for all; :mod:`agents.evaluation.evaluate`);
-3. prints the comparison: win rate with its Wilson 95 % interval, mean cards on the
-   foundations, moves and seconds per game; writes it to ``runs/demo_<time>/comparison.json``.
+1. trains ``configs/ppo.yaml``'s classic section (``FortyThieves-v0``) on a demo budget
+   (:data:`DEMO_OVERRIDES`: the heuristic's games on 300 deals and one DAgger round of 100, then
+   ``--timesteps`` steps of PPO) into ``runs/demo_<time>``;
+2. plays the first ``--n`` test deals (the same deals and seeds for all;
+   :mod:`agents.evaluation.evaluate`) with the network at each stage of that run (untrained
+   random moves, after imitation, after PPO), then with the shipped models (classic and
+   relaxed, trained by the full recipe) beside the random and heuristic players;
+3. prints the learning table and the comparison (win rate with its Wilson 95 % interval, mean
+   cards on the foundations, moves and seconds per game); writes them to
+   ``runs/demo_<time>/comparison.json``.
 """
 
 from __future__ import annotations
@@ -29,11 +31,18 @@ ENV_ID = "FortyThieves-v0"
 
 #: The demo's budget on top of configs/ppo.yaml (the rest of the classic section as it is).
 DEMO_OVERRIDES = [
-    "eval_freq=40000",
-    "n_eval_episodes=50",
-    "save_freq=40000",
-    "final_eval_episodes=0",  # the comparison below plays the test deals
+    "imitation.games=300",
+    "imitation.epochs=2",
+    "imitation.dagger_rounds=1",
+    "imitation.dagger_games=100",
+    "n_envs=128",  # rollouts of 8192 steps
+    "batch_size=2048",
+    "eval_freq=0",  # the tables below play the test deals
+    "save_freq=0",
+    "final_eval_episodes=0",
 ]
+#: The shipped models the demo compares (name, variant), when they are shipped.
+SHIPPED = (("classic", "classic"), ("relaxed", "relaxed"))
 
 
 def comparison_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -64,8 +73,8 @@ def comparison_table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def run_demo(
-    minutes: float = 4.0,
-    timesteps: int = 120_000,
+    minutes: float = 3.0,
+    timesteps: int = 65_536,
     n: int = 200,
     workers: int = 2,
     runs_dir: str | Path = "runs",
@@ -75,12 +84,13 @@ def run_demo(
 ) -> dict[str, Any]:
     """Train, evaluate and compare (see the module docstring); returns what it printed as data."""
     from agents.evaluation.evaluate import evaluate
+    from agents.players.shipped import shipped_models
 
     from .train import train
 
     t0 = time.monotonic()
     name = f"demo_{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    print(f"== 1/2  training MaskablePPO on classic ({ENV_ID}): up to {timesteps:,} steps or {minutes:g} minutes")
+    print(f"== 1/3  training on classic ({ENV_ID}): imitation of the heuristic, then up to {timesteps:,} PPO steps")
     run_dir = train(
         CONFIG,
         ENV_ID,
@@ -96,40 +106,65 @@ def run_demo(
               "--max-minutes", f"{minutes:g}", "--seed", str(seed),
               *(f"--set={o}" for o in [*DEMO_OVERRIDES, *overrides])],
     )  # fmt: skip
-    model = run_dir / "best_model.zip"
-    if not model.exists():
-        model = run_dir / "final_model.zip"
     trained = json.loads((run_dir / "train_info.json").read_text(encoding="utf-8"))
-    print(f"== 2/2  playing the first {n} test deals with ppo ({model.name}; greedy, sampled), random, heuristic")
+    imitation = json.loads((run_dir / "imitation.json").read_text(encoding="utf-8"))
+
+    def play(label: str, agent: str, variant: str, **kwargs: Any) -> dict[str, Any]:
+        ev = evaluate(agent, variant, "test", n=n, seed=seed, workers=workers, agent_kwargs=kwargs, progress=progress)
+        return {"agent": label, "variant": variant, "settings": ev.settings, "summary": ev.summary}
+
+    print(f"== 2/3  the network at each stage of the run, on the first {n} test deals (sampled moves)")
+    positions = sum(r["positions"] for r in imitation["rounds"])
+    stages = [
+        play("untrained (random legal moves)", "random", "classic"),
+        play(f"after imitation ({positions:,} positions)", "ppo", "classic",
+             model=str(run_dir / "imitation_model.zip"), deterministic=False),
+        play(f"after PPO (+{trained['num_timesteps']:,} steps)", "ppo", "classic",
+             model=str(run_dir / "final_model.zip"), deterministic=False),
+    ]  # fmt: skip
+    print(f"== 3/3  the shipped models beside the random and heuristic players, first {n} test deals")
+    shipped = shipped_models()
     rows = []
-    players = [
-        ("ppo", "ppo", {"model": str(model)}),  # its most likely legal move
-        ("ppo (sampled)", "ppo", {"model": str(model), "deterministic": False}),  # a move drawn from it
-        ("random", "random", {}),
-        ("heuristic", "heuristic", {}),
-    ]
-    for label, agent, kwargs in players:
-        ev = evaluate(agent, "classic", "test", n=n, seed=seed, workers=workers, agent_kwargs=kwargs, progress=progress)
-        rows.append({"agent": label, "settings": ev.settings, "summary": ev.summary})
-    table = comparison_table(rows)
+    for model, variant in SHIPPED:
+        if model in shipped:
+            rows.append(play(f"ppo --model {model}", "ppo", variant, model=model))
+        else:
+            print(f"   (no shipped model {model!r}: skipped)")
+        rows.append(play("random", "random", variant))
+        rows.append(play("heuristic", "heuristic", variant))
+    learning = comparison_table(stages)
+    table = "\n\n".join(
+        f"{variant}:\n" + comparison_table([r for r in rows if r["variant"] == variant])
+        for variant in dict.fromkeys(r["variant"] for r in rows)
+    )
     minutes_total = (time.monotonic() - t0) / 60
     print()
     print(
-        f"Classic Forty Thieves, test deals 1..{n}, each played once per agent (seed {seed}); "
-        f"ppo trained {trained['num_timesteps']:,} steps in {trained['train_seconds'] / 60:.1f} min"
+        f"Learning on classic Forty Thieves, test deals 1..{n} (seed {seed}): imitation took "
+        f"{imitation['seconds']:.0f} s, PPO {trained['train_seconds']:.0f} s"
     )
+    print(learning)
+    print(f"\nShipped models (the full recipe: docs/training.md), test deals 1..{n}:")
     print(table)
     print(f"\nrun folder: {run_dir}  (demo took {minutes_total:.1f} min)")
-    print(f"again, longer: forty-thieves train configs/ppo.yaml; forty-thieves evaluate --agent ppo --model {model}")
-    result = {"run_dir": str(run_dir), "model": str(model), "trained": trained, "rows": rows, "table": table}
+    print("the full recipe: forty-thieves train configs/ppo.yaml; forty-thieves evaluate --agent ppo --model classic")
+    result = {
+        "run_dir": str(run_dir),
+        "trained": trained,
+        "imitation": imitation,
+        "stages": stages,
+        "rows": rows,
+        "learning": learning,
+        "table": table,
+    }
     (run_dir / "comparison.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m agents.training.demo", description=__doc__.splitlines()[0])
-    p.add_argument("--minutes", type=float, default=4.0, help="training time limit (default: 4)")
-    p.add_argument("--timesteps", type=int, default=120_000, help="training steps at most (default: 120000)")
+    p.add_argument("--minutes", type=float, default=3.0, help="PPO time limit (default: 3)")
+    p.add_argument("--timesteps", type=int, default=65_536, help="PPO steps at most (default: 65536)")
     p.add_argument("--n", type=int, default=200, help="test deals per agent (default: 200)")
     p.add_argument("--workers", type=int, default=2, help="evaluation processes (default: 2)")
     p.add_argument("--runs-dir", default="runs", help="where the run folder goes (default: runs)")

@@ -192,18 +192,27 @@ def test_fixed_deals_replays_the_same_deals() -> None:
     assert np.array_equal(env.action_masks(), env.unwrapped.action_masks())
 
 
-def test_demo_trains_then_compares_three_agents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_trains_then_compares(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from agents.training.demo import run_demo
 
+    monkeypatch.setenv("FORTY_THIEVES_MODELS", str(tmp_path / "models"))  # nothing shipped: those rows skip
+    (tmp_path / "models").mkdir()
     tiny = [o for o in TINY if not o.startswith(("eval_freq", "save_freq"))]
     result = run_demo(minutes=0.5, timesteps=64, n=2, workers=1, runs_dir=tmp_path, progress=False, overrides=tiny)
     out = capsys.readouterr().out
-    assert [r["agent"] for r in result["rows"]] == ["ppo", "ppo (sampled)", "random", "heuristic"]
-    assert result["rows"][1]["settings"]["agent_options"]["deterministic"] is False
+    stages = [r["agent"] for r in result["stages"]]
+    assert stages[0] == "untrained (random legal moves)" and stages[1].startswith("after imitation")
+    assert stages[2].startswith("after PPO")
+    assert result["stages"][1]["settings"]["agent_options"]["deterministic"] is False
+    assert [(r["agent"], r["variant"]) for r in result["rows"]] == [
+        ("random", "classic"), ("heuristic", "classic"), ("random", "relaxed"), ("heuristic", "relaxed")
+    ]  # fmt: skip
     assert all(r["summary"]["games"] == 2 and r["settings"]["first_deal"] == 1 for r in result["rows"])
-    header = "agent          won  win rate  95 % interval (Wilson)  cards home  moves  s/game"
-    assert header in out
-    assert re.search(r"^ppo +[0-2]/2 ", out, re.M) and re.search(r"^heuristic +[0-2]/2 ", out, re.M)
+    assert "no shipped model 'classic'" in out
+    assert re.search(r"^after PPO \(\+\d+ steps\) +[0-2]/2 ", out, re.M)
+    assert re.search(r"^heuristic +[0-2]/2 ", out, re.M)
     assert Path(result["run_dir"], "comparison.json").is_file()
     assert result["trained"]["num_timesteps"] >= 64
 
