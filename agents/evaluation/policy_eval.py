@@ -48,7 +48,7 @@ from .evaluate import GameResult, agent_seed
 #: Games per chunk: the whole test split in one; past a few hundred games a step costs little more per game.
 DEFAULT_BATCH_SIZE = 1024
 #: The ``ppo`` agent options this path understands (others go to the per-game agent).
-AGENT_OPTIONS = frozenset({"model", "deterministic", "seed", "threads", "device"})
+AGENT_OPTIONS = frozenset({"model", "deterministic", "seed", "threads", "device", "temperature"})
 #: Options of this path itself (removed before the agent is built).
 OWN_OPTIONS = frozenset({"batched", "batch_size"})
 
@@ -127,6 +127,7 @@ def play_chunk(
     deterministic: bool,
     max_moves: int,
     on_result: Callable[[GameResult], None] | None = None,
+    temperature: float = 1.0,
 ) -> list[GameResult]:
     """Play ``deals`` (at most ``env.num_envs``) once each, side by side; one row per deal.
 
@@ -166,6 +167,8 @@ def play_chunk(
         if deterministic:
             chosen = greedy_actions(logits, masks[rows])
         else:
+            if temperature != 1.0:  # in float64, as the agent divides
+                logits = logits.double() / temperature
             chosen = sampled_actions(logits, masks[rows], [rngs[i] for i in rows])
         actions[:] = 0
         actions[rows] = chosen
@@ -234,7 +237,9 @@ def play_deals(
     try:
         for start in range(0, len(deals), size):
             chunk = deals[start : start + size]
-            results.extend(play_chunk(env, policy, chunk, seed, agent.deterministic, max_moves, on_result))
+            results.extend(
+                play_chunk(env, policy, chunk, seed, agent.deterministic, max_moves, on_result, agent.temperature)
+            )
     finally:
         env.close()
     return sorted(results, key=lambda r: r.deal)

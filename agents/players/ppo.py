@@ -62,6 +62,8 @@ class PPOAgent(BaseAgent):
         deterministic: Play the most likely legal move (True) or sample one (False); None:
             as the model's metadata says (:attr:`ModelInfo.deterministic`), else True.
         seed: Seeds the sampling (``deterministic=False``); ``reset(seed)`` re-seeds it per game.
+        temperature: Sampled moves are drawn from ``softmax(logits / temperature)``: below 1
+            the likely moves more often, towards greedy play without its loops.
         threads: torch threads in this process (1 suits one game at a time).
         device: torch device.
     """
@@ -76,8 +78,12 @@ class PPOAgent(BaseAgent):
         seed: int | None = None,
         threads: int = 1,
         device: str = "cpu",
+        temperature: float = 1.0,
     ) -> None:
         super().__init__(variant, seed)
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
+            raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+        self.temperature = float(temperature)
         if model is None:
             raise ValueError("the ppo agent needs a model: --model NAME (a shipped model), RUN/best_model.zip or RUN")
         import torch
@@ -126,6 +132,8 @@ class PPOAgent(BaseAgent):
         logits = self.logits(observation)[legal].astype(np.float64)
         if self.deterministic:
             return int(legal[np.argmax(logits)])
+        if self.temperature != 1.0:
+            logits = logits / self.temperature
         p = np.exp(logits - logits.max())
         return int(self.rng.choice(legal, p=p / p.sum()))
 

@@ -71,6 +71,17 @@ def test_sampled_rows_equal_the_per_game_agent_and_games_end_on_their_own(dict_m
     assert all(r.moves == 200 for r in batched.results if r.truncated)
 
 
+def test_sampling_temperature(dict_model: Path) -> None:
+    """A temperature reaches both paths alike; a small one plays the greedy moves."""
+    batched, single = _both(dict_model, "1-6", 120, deterministic=False, temperature=0.5)
+    assert _rows(batched) == _rows(single)
+    assert batched.settings["agent_options"]["temperature"] == 0.5
+    cold, greedy = _both(dict_model, "1-6", 120, deterministic=False, temperature=1e-6), _both(dict_model, "1-6", 120)
+    assert _rows(cold[0]) == _rows(greedy[0])
+    with pytest.raises(ValueError, match="temperature must be a positive number"):
+        _both(dict_model, "1", 10, deterministic=False, temperature=0)
+
+
 def test_flat_observation_model(flat_model: Path) -> None:
     batched, single = _both(flat_model, "3,5,8", 60)
     assert _rows(batched) == _rows(single)
