@@ -18,8 +18,9 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q $(PIP_LINKS) -e ".[dev]"
 	touch $@
 
-# Trains a small MaskablePPO on classic (~4 minutes on 2 cores), then compares it with the
-# random and heuristic agents on 200 test deals (agents/training/demo.py).
+# The default recipe on a demo budget on classic (imitation of the heuristic, then PPO), a table
+# of the network at each stage, then the shipped models beside random and heuristic on 200 test
+# deals (agents/training/demo.py; about 5 minutes on 2 cores).
 demo: $(BIN)/.installed
 	$(BIN)/python -m agents.training.demo
 
