@@ -23,6 +23,7 @@ import argparse
 import io
 import json
 import os
+import shutil
 import sys
 import zipfile
 from collections.abc import Callable, Sequence
@@ -128,8 +129,10 @@ def ship_run(
     finally:
         partial.unlink(missing_ok=True)
     info.write(json_path)
+    # The run's resolved config beside it: `forty-thieves train agents/models/NAME.yaml` trains it again.
+    shutil.copyfile(run_dir / "config.yaml", out / f"{name}.yaml")
     sizes = f"{zip_path.stat().st_size / 1024:.0f} KiB, was {source.stat().st_size / 1024:.0f}"
-    log(f"shipped {source} as {name!r}: {zip_path} ({sizes}) and {json_path}")
+    log(f"shipped {source} as {name!r}: {zip_path} ({sizes}), {json_path} and {name}.yaml (its config)")
     return zip_path, json_path
 
 

@@ -106,6 +106,16 @@ def test_ship_writes_the_zip_and_its_metadata(run: Path, models: Path, shipped: 
     assert info.source == str(run / "best_model.zip") and info.created
 
 
+def test_the_run_config_ships_beside_the_model(run: Path, shipped: Path) -> None:
+    """``NAME.yaml`` is the run's resolved config, loadable as a training config (the run repeats)."""
+    from agents.training.config import load_config
+
+    config = shipped.with_suffix(".yaml")
+    assert config.read_text(encoding="utf-8") == (run / "config.yaml").read_text(encoding="utf-8")
+    env_id, cfg = load_config(config)
+    assert env_id == "FortyThieves-v0" and cfg.seed == 7
+
+
 def test_the_shipped_zip_has_no_optimizer_state_and_plays_the_same(run: Path, shipped: Path) -> None:
     source = run / "best_model.zip"
     assert optimizer_state(source)["state"], "the source model should carry Adam's moments"
@@ -312,5 +322,5 @@ def test_the_models_folder_is_package_data() -> None:
     # (tomllib is Python 3.11+; the package supports 3.10)
     pyproject = (ROOT / "pyproject.toml").read_text()
     section = pyproject.split("[tool.setuptools.package-data]", 1)[1].split("\n[", 1)[0]
-    assert 'agents = ["models/*.zip", "models/*.json"]' in section
+    assert 'agents = ["models/*.zip", "models/*.json", "models/*.yaml"]' in section
     assert (ROOT / "agents" / "models").is_dir()
