@@ -46,7 +46,7 @@ from torch import nn
 
 from forty_thieves_env.engine.actions import n_actions_for
 from forty_thieves_env.engine.cards import N_RANKS
-from forty_thieves_env.envs.observation import FACE_DOWN, N_OBS_CODES, NO_CARD
+from forty_thieves_env.envs.observation import FACE_DOWN, N_CODES, N_OBS_CODES, NO_CARD
 
 N_SUITS = 4
 #: Distance-from-home values: 0..13 for cards, then face-down and no card.
@@ -151,8 +151,9 @@ class MoveScorer(BaseFeaturesExtractor):
         special = torch.tensor([DIST_FACE_DOWN, DIST_NO_CARD], device=d.device).expand(b, 2)
         return torch.cat([d.reshape(b, -1), special], dim=1)  # codes FACE_DOWN=52, NO_CARD=53
 
-    def _facts(self, tops: torch.Tensor, heights: torch.Tensor) -> torch.Tensor:
-        """``(B, 54, E)``: each code's fact embeddings (fits on a column top; builders still out), summed."""
+    def _facts(self, tops: torch.Tensor, heights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(B, 54) long`` each: whether each code fits on a column top now (0/1), and how many of
+        its builders are still out (0..4); 0 for face-down and no card."""
         b = tops.shape[0]
         present = torch.zeros(b, N_OBS_CODES + 1, device=tops.device)
         present.scatter_(1, tops, 1.0)  # which codes are column tops (NO_CARD for an empty column)
@@ -163,16 +164,22 @@ class MoveScorer(BaseFeaturesExtractor):
         # A builder (rank r-1) is home on pile p when its height is at least r; pile 8 never counts.
         home = ((h[:, self.below] >= rank.view(1, -1, 1)) & (self.below < 8)).sum(-1)  # (B, 52)
         out = (self.below < 8).sum(-1) - home  # 2 (or 4) copies of the builders, less those home
-        out = torch.where(rank == 0, torch.zeros_like(out), out)
-        facts = self.fits.weight[fits] + self.out.weight[out.clamp(0, 4)]  # (B, 52, E)
-        return torch.cat([facts, facts.new_zeros(b, 2, self.embed_dim)], dim=1)
+        out = torch.where(rank == 0, torch.zeros_like(out), out).clamp(0, 4)
+        pad = fits.new_zeros(b, 2)
+        return torch.cat([fits, pad], dim=1), torch.cat([out, pad], dim=1)
 
-    def _embed(self, codes: torch.Tensor, dists: torch.Tensor, facts: torch.Tensor) -> torch.Tensor:
-        """``(*codes.shape, E)``: card embedding plus its distance and fact embeddings."""
+    def _embed(self, codes: torch.Tensor, tables: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        """``(*codes.shape, E)``: card embedding plus its distance and fact embeddings.
+
+        ``tables``: the ``(B, 54) long`` distance, fits and builders-out values of every code.
+        All lookups are ``index_select`` (its backward, an index-add, is the fast one on the CPU).
+        """
         b = codes.shape[0]
         flat = codes.reshape(b, -1)
-        e = self.card.weight.index_select(0, flat.reshape(-1)) + self.dist.weight.index_select(0, dists.reshape(-1))
-        e = e.reshape(b, -1, self.embed_dim) + facts.gather(1, flat.unsqueeze(-1).expand(-1, -1, self.embed_dim))
+        dist, fits, out = (t.gather(1, flat).reshape(-1) for t in tables)
+        e = self.card.weight.index_select(0, flat.reshape(-1)) + self.dist.weight.index_select(0, dist)
+        facts = self.fits.weight.index_select(0, fits) + self.out.weight.index_select(0, out)
+        e = e + facts * (flat.reshape(-1, 1) < N_CODES)  # no facts for face-down and empty slots
         return e.reshape(*codes.shape, self.embed_dim)
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -192,10 +199,13 @@ class MoveScorer(BaseFeaturesExtractor):
         top_dist = dist.gather(1, top.reshape(b, -1)).reshape(b, c, d)  # (B, C, D)
         # The shallowest card nearest home: min over slots of dist * D + depth from top.
         key = (top_dist * d + k).int().amin(-1).long()  # (B, C); int32: the int64 reduction is slower
-        dig = self.dig_dist.weight[key // d] + self.dig_depth.weight[key % d]  # (B, C, E)
+        dig = self.dig_dist.weight.index_select(0, (key // d).reshape(-1)) + self.dig_depth.weight.index_select(
+            0, (key % d).reshape(-1)
+        )
+        dig = dig.reshape(b, c, self.embed_dim)  # (B, C, E)
         kt = max(self.top_cards, self.max_run + 1 if self.max_run > 1 else 0)
-        facts = self._facts(top[:, :, 0], heights)  # (B, 54, E)
-        slots = self._embed(top[:, :, :kt], top_dist[:, :, :kt], facts)  # (B, C, kt, E)
+        tables = (dist, *self._facts(top[:, :, 0], heights))  # (B, 54) each
+        slots = self._embed(top[:, :, :kt], tables)  # (B, C, kt, E)
         face_down = (tableau == FACE_DOWN).sum(-1)
         col_in = torch.cat(
             [
@@ -210,7 +220,7 @@ class MoveScorer(BaseFeaturesExtractor):
         cols = self.column(col_in)  # (B, C, H)
 
         wcodes = waste[:, -self.waste_cards :].flip(1)  # (B, W) top first
-        wtop = self._embed(wcodes, dist.gather(1, wcodes), facts)  # (B, W, E)
+        wtop = self._embed(wcodes, tables)  # (B, W, E)
         n_waste = (waste != NO_CARD).sum(-1, keepdim=True).float() / waste.shape[1]
         w = self.waste(torch.cat([wtop.reshape(b, -1), n_waste], dim=1))  # (B, H)
         g = self.glob(torch.cat([heights / N_RANKS, counts * self.counts_scale, w], dim=1))  # (B, H)

@@ -120,13 +120,9 @@ def test_card_facts(alternate: bool) -> None:
     net = MoveScorer(env.observation_space, alternate=alternate)
     tops = torch.tensor([[5, 30, 51, 13, 40, 53, 0, 26, 44, 19]])
     heights = torch.tensor([[3, 0, 13, 5, 0, 0, 7, 2]]).float()
-    with torch.no_grad():
-        net.fits.weight.copy_(torch.arange(2).float().unsqueeze(1).expand(2, net.embed_dim))
-        net.out.weight.zero_()
-        got_fits = net._facts(tops, heights)[0, :52, 0]
-        net.fits.weight.zero_()
-        net.out.weight.copy_(torch.arange(5).float().unsqueeze(1).expand(5, net.embed_dim))
-        got_out = net._facts(tops, heights)[0, :52, 0]
+    fits_all, out_all = net._facts(tops, heights)
+    got_fits, got_out = fits_all[0, :52], out_all[0, :52]
+    assert fits_all[0, 52:].tolist() == out_all[0, 52:].tolist() == [0, 0]  # face-down, no card
     h = heights[0].long().tolist()
     for code in range(52):
         want_fit = any(t < 52 and fits(cfg, code, t) for t in tops[0].tolist())
