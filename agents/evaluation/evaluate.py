@@ -42,22 +42,11 @@ import numpy as np
 
 from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
 
+from .games import GameResult, agent_seed
 from .statistics import wilson_interval
 from .sweep import deals_meta, parse_deals, run_jobs, worker_count
 
 CSV_FIELDS = ("deal", "won", "cards_on_foundations", "moves", "seconds", "truncated")
-
-
-@dataclass
-class GameResult:
-    """One deal played once."""
-
-    deal: int
-    won: bool
-    cards_on_foundations: int
-    moves: int
-    seconds: float
-    truncated: bool  # stopped by the move cap
 
 
 @dataclass
@@ -70,12 +59,6 @@ class Evaluation:
 
     def to_json(self) -> dict[str, Any]:
         return {"settings": self.settings, "summary": self.summary, "results": [asdict(r) for r in self.results]}
-
-
-def agent_seed(seed: int, deal: int) -> int:
-    """The agent's seed for one deal: a hash of ``(seed, deal)`` (63 bits)."""
-    state = np.random.SeedSequence([int(seed) % 2**63, int(deal) % 2**63]).generate_state(2, np.uint32)
-    return (int(state[0]) << 31) ^ int(state[1])
 
 
 def play_game(env: Any, agent: Any, deal: int, seed: int, max_moves: int = MAX_EPISODE_STEPS) -> GameResult:

@@ -43,7 +43,7 @@ import numpy as np
 
 from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
 
-from .evaluate import GameResult, agent_seed
+from .games import GameResult, agent_seed
 
 #: Games per chunk: the whole test split in one; past a few hundred games a step costs little more per game.
 DEFAULT_BATCH_SIZE = 1024

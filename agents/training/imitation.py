@@ -109,7 +109,7 @@ def _init(
 
 
 def _play(job: tuple[list[int], int, float]) -> Demonstrations:
-    from agents.evaluation.evaluate import agent_seed
+    from agents.evaluation.games import agent_seed
     from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
 
     deals, seed, beta = job
