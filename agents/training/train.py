@@ -9,6 +9,8 @@ A run folder (``runs/<env>_<algo>_<time>`` or ``--name``) holds:
 ``config.yaml``        the resolved config (``default`` merged, overrides applied): train from it
 ``command.txt``        each command line that trained in this folder, one per line
 ``versions.json``      Python and library versions, the git commit
+``imitation*``         with an ``imitation`` section: ``imitation_model.zip`` (the warm start) and
+                       ``imitation.json`` (positions, win rates, accuracy per round)
 ``checkpoints/``       ``rl_model_<steps>_steps.zip`` every ``save_freq`` steps and at the end
 ``best_model.zip``     the model with the best mean reward on the validation deals
 ``final_model.zip``    the model when training stopped
@@ -19,7 +21,9 @@ A run folder (``runs/<env>_<algo>_<time>`` or ``--name``) holds:
 ``final_eval/``        the same game by game (``results.csv``, ``results.json``)
 =====================  ==========================================================================
 
-Training runs on the native batched vector env when it is there (:func:`make_train_env`),
+With an ``imitation`` section the policy first imitates a teacher agent
+(:func:`warm_start`, :mod:`.imitation`), then PPO trains it. Training runs on the native
+batched vector env when it is there (:func:`make_train_env`),
 else on SB3's ``DummyVecEnv``. Periodic evaluation plays the *same* first ``n_eval_episodes``
 validation deals each time (deals 1001.., one after the other), with action masks, the
 policy's most likely move or (``eval_deterministic: false``) a move drawn from it; the best
