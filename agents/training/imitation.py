@@ -31,7 +31,9 @@ from typing import Any
 
 import numpy as np
 
-FIELDS = ("tableau", "waste", "foundations", "counts")
+from forty_thieves_env.envs.observation import O_NAMES, O_STOCK
+
+FIELDS = O_NAMES[:O_STOCK]  # a player's observation fields (the oracle's come after)
 
 
 @dataclass
@@ -196,9 +198,16 @@ def collect(
     args = (env_id, teacher, dict(teacher_kwargs or {}), student, gamma, idle_cut)
     t0 = time.monotonic()
     parts: list[Demonstrations] = []
-    if workers <= 1:
-        _init(*args)
-        parts = [_play(job) for job in jobs]
+    if workers <= 1:  # in this process: put back the torch threads a student's _init sets to 1
+        threads = _torch_threads()
+        try:
+            _init(*args)
+            parts = [_play(job) for job in jobs]
+        finally:
+            if threads:
+                import torch
+
+                torch.set_num_threads(threads)
     else:
         with ProcessPoolExecutor(workers, initializer=_init, initargs=args) as pool:
             for i, part in enumerate(pool.map(_play, jobs)):
@@ -214,6 +223,14 @@ def collect(
             f"won {data.won.mean():.1%}, {data.home.mean():.1f} cards home, {time.monotonic() - t0:.0f} s"
         )
     return data
+
+
+def _torch_threads() -> int:
+    """torch's thread count when torch is already imported (0 otherwise: nothing to restore)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    return int(torch.get_num_threads()) if torch is not None else 0
 
 
 # ------------------------------------------------------------------------------ cloning

@@ -119,3 +119,20 @@ def test_train_warm_starts_from_the_config(tmp_path) -> None:
     assert info["rounds"][0]["games"] == 3 and info["rounds"][1]["games"] == 2
     assert 0.0 <= info["rounds"][1]["train_accuracy"] <= 1.0
     assert (run / "imitation_model.zip").exists() and (run / "final_model.zip").exists()
+
+
+def test_a_student_in_this_process_leaves_the_torch_threads(tmp_path, demos: Demonstrations) -> None:
+    """``workers=1`` plays the student here; the trainer's torch threads must survive it."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.training.move_scorer import MoveScorerPolicy
+
+    path = tmp_path / "student.zip"
+    MaskablePPO(MoveScorerPolicy, gym.make(ENV), seed=0).save(str(path))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        collect(ENV, demos.games[:1], "heuristic", student=str(path), seed=3, workers=1, log=None)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
