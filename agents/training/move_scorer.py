@@ -15,16 +15,19 @@ home" holds for every pair of columns:
   how many cards that could be built on it are *still out* (not home: 0 means parking it on
   a foundation costs nothing).
 * **Columns.** A column's slots are read *from the top* (the playable card first). The top
-  ``top_cards`` slots are concatenated, the whole column is max-pooled (with a
-  depth-from-top embedding: a buried card near home, and how deep), and with its length and
-  face-down count they go through one network shared by the columns: ``c_i``.
+  ``top_cards`` slots are concatenated with the *dig* summary (the card nearest home anywhere
+  in the column, shallowest first: its distance and how many cards lie on it, as embeddings),
+  the column's length, face-down count and whether it is empty, and go through one network
+  shared by the columns: ``c_i``.
 * **Waste and table.** The top waste cards give ``w``; the foundation heights, the stock size
   and redeals left with ``w`` give the global vector ``g``.
-* **Moves.** column ``i`` to column ``j``: an MLP of ``c_i``, ``c_j`` and ``g`` (its first
-  layer computed per column and added for each pair, so the 90 pairs cost 90 additions); for
-  runs of ``k`` cards a term from the source's ``k``-th and ``(k+1)``-th cards from the top
-  (the run's base and what the move uncovers); waste to column ``j``: ``w``, ``c_j``, ``g``;
-  column ``i`` home: ``c_i``, ``g``; the waste's top card home and the stock: ``w``, ``g``.
+* **Moves.** One small network on ``(c_i, g)`` gives each column a source score ``a_i``, a
+  destination score ``b_j``, a home score, a waste-onto score and three vectors of size
+  ``rank``. Column ``i`` to column ``j`` scores ``a_i + b_j + u_i . v_j`` (all 90 pairs in one
+  batched product); a run of ``k`` cards adds a term linear in the source's ``k``-th and
+  ``(k+1)``-th cards from the top (the run's base and what the move uncovers) and a bias per
+  ``k``; waste to column ``j`` scores its waste-onto score plus ``vw_j . q(w, g)``; column ``i``
+  home its home score; the waste's top card home and the stock come from ``(w, g)``.
 * **Value.** An MLP of the mean and max of the columns, ``w`` and ``g``.
 
 The extractor returns ``[logits | value features]``; :class:`MoveScorerPolicy` (a
