@@ -79,13 +79,9 @@ class PolicyBatch:
 
     def logits(self, obs: dict[str, np.ndarray], rows: np.ndarray) -> Any:
         """``(len(rows), n)`` float32 torch tensor: the raw action logits of games ``rows``."""
-        import torch
+        from agents.players.ppo import policy_logits
 
-        p = self.policy
-        with torch.no_grad():
-            obs_t, _ = p.obs_to_tensor(self.model_input(obs, rows))
-            features = p.extract_features(obs_t, p.pi_features_extractor)
-            return p.action_net(p.mlp_extractor.forward_actor(features)).cpu()
+        return policy_logits(self.policy, self.model_input(obs, rows))
 
 
 def greedy_actions(logits: Any, masks: np.ndarray) -> np.ndarray:

@@ -26,12 +26,13 @@ from typing import Any
 import numpy as np
 
 from forty_thieves_env.engine.variants import Variant
+from forty_thieves_env.envs.observation import O_NAMES, O_STOCK
 
 from .base import BaseAgent, Observation, legal_actions
 from .shipped import ModelInfo, check_fit, resolve_model
 
 _MODELS: dict[tuple[str, str], Any] = {}
-FLAT_FIELDS = ("tableau", "waste", "foundations", "counts")
+FLAT_FIELDS = O_NAMES[:O_STOCK]  # a player's fields, in the order a flat observation concatenates them
 
 
 def load_model(path: str | Path, device: str = "cpu") -> Any:
@@ -50,6 +51,18 @@ def _load_zip(path: Path, device: str) -> Any:
     if key not in _MODELS:
         _MODELS[key] = MaskablePPO.load(str(path), device=device)
     return _MODELS[key]
+
+
+def policy_logits(policy: Any, obs: Any) -> Any:
+    """``(B, n) float32`` CPU tensor: a maskable policy's raw action logits for an input batch
+    (or one observation) as the model reads it, without masking or normalisation (which could
+    round two logits into a tie); no gradient."""
+    import torch
+
+    with torch.no_grad():
+        obs_t, _ = policy.obs_to_tensor(obs)
+        features = policy.extract_features(obs_t, policy.pi_features_extractor)
+        return policy.action_net(policy.mlp_extractor.forward_actor(features)).cpu()
 
 
 class PPOAgent(BaseAgent):
@@ -108,8 +121,6 @@ class PPOAgent(BaseAgent):
 
     def logits(self, observation: Observation) -> np.ndarray:
         """``(n,) float32``: the policy's action logits for one observation (before masking)."""
-        import torch
-
         obs: Any
         if self._flat:
             obs = np.concatenate([np.asarray(observation[k]).ravel() for k in FLAT_FIELDS])
@@ -121,11 +132,7 @@ class PPOAgent(BaseAgent):
                     f"{self._label} reads the {self.observation!r} observation; this one has no {err}: "
                     f"make the env with observation={self.observation!r}"
                 ) from None
-        with torch.no_grad():
-            obs_t, _ = self.policy.obs_to_tensor(obs)
-            features = self.policy.extract_features(obs_t, self.policy.pi_features_extractor)
-            latent = self.policy.mlp_extractor.forward_actor(features)
-            return self.policy.action_net(latent)[0].numpy()
+        return policy_logits(self.policy, obs)[0].numpy()
 
     def act(self, observation: Observation, action_mask: np.ndarray) -> int:
         legal = legal_actions(action_mask)  # raises when the game is over

@@ -47,7 +47,7 @@ from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPo
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from forty_thieves_env.engine.actions import n_actions_for
+from forty_thieves_env.engine.actions import max_run_for, n_actions_for
 from forty_thieves_env.engine.cards import N_RANKS
 from forty_thieves_env.envs.observation import FACE_DOWN, N_CODES, N_OBS_CODES, NO_CARD
 
@@ -251,12 +251,6 @@ class MoveScorer(BaseFeaturesExtractor):
         return torch.cat([logits, value], dim=1)
 
 
-def max_run_of(action_space: gym.spaces.Discrete, n_cols: int) -> int:
-    """The run length a ``Discrete`` action space was laid out for (the inverse of ``n_actions_for``)."""
-    first = n_actions_for(n_cols, 0)
-    return (int(action_space.n) - first) // (n_cols * (n_cols - 1))
-
-
 def _targets(alternate: bool) -> torch.Tensor:
     """``(52, 2) long``: the codes each card may be built on (54: none, an always-absent slot)."""
     out = torch.full((52, 2), N_OBS_CODES, dtype=torch.long)
@@ -312,7 +306,7 @@ class MoveScorerPolicy(MaskableMultiInputActorCriticPolicy):
     ) -> None:
         kwargs["features_extractor_class"] = MoveScorer
         fx = dict(kwargs.get("features_extractor_kwargs") or {})
-        fx["max_run"] = max_run_of(action_space, observation_space["tableau"].shape[0])
+        fx["max_run"] = max_run_for(observation_space["tableau"].shape[0], action_space.n)
         kwargs["features_extractor_kwargs"] = fx
         kwargs["net_arch"] = []
         super().__init__(observation_space, action_space, *args, **kwargs)

@@ -56,6 +56,16 @@ def n_actions_for(columns: int, max_run: int) -> int:
     return _first_column_move(columns) + columns * (columns - 1) * max_run
 
 
+def max_run_for(columns: int, n: int) -> int:
+    """The run length ``K`` of a ``Discrete(n)`` action space of ``columns`` columns (the inverse
+    of :func:`n_actions_for`); ``ValueError`` when no ``K >= 1`` gives ``n``."""
+    pairs = columns * (columns - 1)
+    k, rest = divmod(int(n) - _first_column_move(columns), pairs) if pairs else (0, 1)
+    if k < 1 or rest:
+        raise ValueError(f"Discrete({n}) is no action space of {columns} columns (2 + 2C + C(C-1)K actions)")
+    return k
+
+
 @njit(cache=True, inline="always")
 def _first_column_move(c):
     """The first column-to-column action (column 0 to column 1, one card), for ``c`` columns."""

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import forty_thieves_env  # noqa: F401
-from agents.training.move_scorer import DIST_FACE_DOWN, DIST_NO_CARD, MoveScorer, MoveScorerPolicy, max_run_of
+from agents.training.move_scorer import DIST_FACE_DOWN, DIST_NO_CARD, MoveScorer, MoveScorerPolicy
 from forty_thieves_env.engine.actions import Kind, encode
 from forty_thieves_env.engine.variants import get_variant
 
@@ -33,9 +33,7 @@ def _observations(env_id: str, n: int = 6, moves: int = 25) -> dict[str, torch.T
 def _scorer(env_id: str) -> MoveScorer:
     env = gym.make(env_id)
     torch.manual_seed(0)
-    net = MoveScorer(
-        env.observation_space, max_run=max_run_of(env.action_space, env.observation_space["tableau"].shape[0])
-    )
+    net = MoveScorer(env.observation_space, max_run=env.unwrapped.variant.max_run)
     for p in net.parameters():  # big random weights: every logit differs
         torch.nn.init.normal_(p, std=0.5)
     return net.eval()

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from forty_thieves_env import PRESETS, Variant, get_variant
-from forty_thieves_env.engine.actions import n_actions
+from forty_thieves_env.engine.actions import max_run_for, n_actions
 
 # What the rule pages in shared/rules say, field by field (the quotes are from the pages):
 #   classic: "ten columns of four", "in suit and in suit only", "Exactly one card moves at a
@@ -165,3 +165,15 @@ def test_replace_validates_and_copies() -> None:
         v.replace(redeals=-2)
     with pytest.raises(TypeError):
         v.replace(colour="red")
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_max_run_inverts_the_action_count(name: str) -> None:
+    v = PRESETS[name]
+    assert max_run_for(v.columns, n_actions(v)) == v.max_run
+
+
+@pytest.mark.parametrize("n", [0, 21, 22, 113, 1191])
+def test_max_run_refuses_a_count_no_layout_gives(n: int) -> None:
+    with pytest.raises(ValueError, match=f"Discrete\\({n}\\) is no action space of 10 columns"):
+        max_run_for(10, n)
