@@ -250,9 +250,9 @@ def describe_policy(config: dict[str, Any]) -> str:
     kwargs = config.get("policy_kwargs") or {}
     extractor = kwargs.get("features_extractor", "?")
     features = f"{extractor} features"
-    if extractor == "move_scorer":  # its own layers: net_arch and activation do not apply
+    if extractor in ("move_scorer", "lookup_scorer"):  # their own layers: net_arch and activation do not apply
         sizes = ", ".join(f"{k} {v}" for k, v in (kwargs.get("features_extractor_kwargs") or {}).items())
-        return f"{config.get('algo', '?')} with the move_scorer network ({sizes or 'defaults'})"
+        return f"{config.get('algo', '?')} with the {extractor} network ({sizes or 'defaults'})"
     if extractor == "card_embedding" and kwargs.get("features_extractor_kwargs"):
         sizes = ", ".join(f"{k} {v}" for k, v in kwargs["features_extractor_kwargs"].items())
         features += f" ({sizes})"

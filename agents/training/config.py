@@ -108,11 +108,29 @@ class ScorerKwargs(_Strict):
     value_dim: int = Field(64, ge=1, le=1024)  # value features under SB3's value layer
 
 
+class LookupKwargs(_Strict):
+    """Options of :class:`agents.training.lookup_scorer.LookupScorer` (``features_extractor: lookup_scorer``)."""
+
+    top_cards: int = Field(3, ge=1, le=64)  # slots from the top of a column whose facts are read
+    waste_cards: int = Field(2, ge=1, le=64)  # top waste cards whose facts are read
+    hidden: int = Field(48, ge=1, le=1024)  # width of the column and table vectors
+    rank: int = Field(8, ge=1, le=256)  # source and destination vectors whose dot product scores a column pair
+    value_dim: int = Field(64, ge=1, le=1024)  # value features under SB3's value layer
+
+
+#: The options model of each network that takes options.
+EXTRACTOR_KWARGS: dict[str, type[_Strict]] = {
+    "card_embedding": EmbeddingKwargs,
+    "move_scorer": ScorerKwargs,
+    "lookup_scorer": LookupKwargs,
+}
+
+
 class PolicyKwargs(_Strict):
     """The policy network."""
 
-    features_extractor: Literal["card_embedding", "mlp", "move_scorer"] = "card_embedding"
-    features_extractor_kwargs: EmbeddingKwargs | ScorerKwargs = Field(default_factory=EmbeddingKwargs)
+    features_extractor: Literal["card_embedding", "mlp", "move_scorer", "lookup_scorer"] = "card_embedding"
+    features_extractor_kwargs: EmbeddingKwargs | ScorerKwargs | LookupKwargs = Field(default_factory=EmbeddingKwargs)
     net_arch: list[int] | NetArch = Field(default_factory=lambda: [256, 256])
     activation_fn: Literal["tanh", "relu"] = "tanh"
     ortho_init: bool = True
@@ -131,7 +149,7 @@ class PolicyKwargs(_Strict):
     def _kwargs_of_extractor(self) -> PolicyKwargs:
         # The union takes the first options model that fits; the extractor says which it must be.
         kwargs = self.features_extractor_kwargs
-        want = ScorerKwargs if self.features_extractor == "move_scorer" else EmbeddingKwargs
+        want = EXTRACTOR_KWARGS.get(self.features_extractor, EmbeddingKwargs)
         if not isinstance(kwargs, want):
             given = kwargs.model_dump(include=kwargs.model_fields_set)
             try:
@@ -231,7 +249,7 @@ def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
         out.append(("policy", "MlpPolicy needs env_kwargs.observation: flat (dict observations need MultiInputPolicy)"))
     if config.policy == "MultiInputPolicy" and observation == "flat":
         out.append(("policy", "env_kwargs.observation flat needs policy MlpPolicy"))
-    if config.policy_kwargs.features_extractor in ("card_embedding", "move_scorer") and (
+    if config.policy_kwargs.features_extractor in EXTRACTOR_KWARGS and (
         config.policy != "MultiInputPolicy" or observation == "oracle"
     ):
         name = config.policy_kwargs.features_extractor

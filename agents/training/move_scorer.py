@@ -51,6 +51,8 @@ from forty_thieves_env.engine.actions import max_run_for, n_actions_for
 from forty_thieves_env.engine.cards import N_RANKS
 from forty_thieves_env.envs.observation import FACE_DOWN, N_CODES, N_OBS_CODES, NO_CARD
 
+from .masked_distribution import OnceMaskedCategoricalDistribution
+
 N_SUITS = 4
 #: Distance-from-home values: 0..13 for cards, then face-down and no card.
 DIST_FACE_DOWN = N_RANKS + 1  # 14
@@ -317,6 +319,7 @@ class MoveScorerPolicy(MaskableMultiInputActorCriticPolicy):
         self.mlp_extractor = _Split(fx.n_actions, fx.value_dim)
 
     def _build(self, lr_schedule: Any) -> None:
+        self.action_dist = OnceMaskedCategoricalDistribution(int(self.action_space.n))
         super()._build(lr_schedule)
         self.action_net = nn.Identity()  # the scorer's logits are the action logits
         fx = self.features_extractor

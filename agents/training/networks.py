@@ -119,13 +119,17 @@ class CardEmbeddingExtractor(BaseFeaturesExtractor):
         return self.head(torch.cat(parts, dim=1))
 
 
+#: The networks that score moves themselves (their own policy class; no net_arch).
+SCORERS = ("move_scorer", "lookup_scorer")
+
+
 def variant_of(env_id: str) -> Variant:
     """The variant a registered env id plays."""
     return get_variant(gym.spec(env_id).kwargs.get("variant", "classic"))
 
 
 def policy_class_for(policy: str, policy_kwargs: object) -> Any:
-    """The SB3 policy: the config's name, or :class:`MoveScorerPolicy` for the ``move_scorer`` network."""
+    """The SB3 policy: the config's name, or the policy class of the ``move_scorer`` and ``lookup_scorer`` networks."""
     from .config import PolicyKwargs
 
     assert isinstance(policy_kwargs, PolicyKwargs)
@@ -133,6 +137,10 @@ def policy_class_for(policy: str, policy_kwargs: object) -> Any:
         from .move_scorer import MoveScorerPolicy
 
         return MoveScorerPolicy
+    if policy_kwargs.features_extractor == "lookup_scorer":
+        from .lookup_scorer import LookupScorerPolicy
+
+        return LookupScorerPolicy
     return policy
 
 
@@ -147,7 +155,7 @@ def policy_kwargs_for(policy_kwargs: object, env_id: str | None = None) -> dict[
         "activation_fn": {"tanh": nn.Tanh, "relu": nn.ReLU}[policy_kwargs.activation_fn],
         "ortho_init": policy_kwargs.ortho_init,
     }
-    if policy_kwargs.features_extractor == "move_scorer":  # its own layers: net_arch and activation unused
+    if policy_kwargs.features_extractor in SCORERS:  # their own layers: net_arch and activation unused
         kwargs = policy_kwargs.features_extractor_kwargs.model_dump()
         if env_id is not None:
             kwargs["alternate"] = variant_of(env_id).build == "alternate"

@@ -33,7 +33,7 @@ def test_shipped_config_has_classic_and_an_easier_variant() -> None:
     assert classic.algo == "MaskablePPO"
     _, relaxed = load_config(PPO_YAML, "FortyThieves-Relaxed-v0")
     # The section changes a few keys; the rest comes from `default`.
-    assert relaxed.n_timesteps == 1_000_000 != classic.n_timesteps
+    assert relaxed.n_timesteps == 2_000_000 != classic.n_timesteps
     assert relaxed.imitation is not None and classic.imitation is not None
     assert relaxed.imitation.games == 3000 != classic.imitation.games
     assert relaxed.imitation.workers == classic.imitation.workers  # a nested section merges key by key
@@ -67,9 +67,9 @@ def test_default_is_merged_deeply_without_anchors(tmp_path: Path) -> None:
 
 
 def test_overrides_reach_nested_keys() -> None:
-    _, cfg = load_config(PPO_YAML, None, ["policy_kwargs.features_extractor=mlp", "n_envs=64", "learning_rate=1e-3"])
+    _, cfg = load_config(PPO_YAML, None, ["policy_kwargs.features_extractor=mlp", "n_envs=128", "learning_rate=1e-3"])
     assert cfg.policy_kwargs.features_extractor == "mlp"
-    assert cfg.n_envs == 64
+    assert cfg.n_envs == 128
     assert parse_schedule(cfg.learning_rate) == pytest.approx(1e-3)
 
 

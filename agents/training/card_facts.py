@@ -1,0 +1,200 @@
+"""The integer facts the ``lookup_scorer`` network reads, computed by one compiled kernel.
+
+For every card a policy reads (a column's top slots, the top waste cards) the network needs
+to know more than its code: how far it is from home, whether it fits on a column top, and
+whether parking it on a foundation would strand anything. Those are rule arithmetic, not
+something to learn, and in torch they cost more than the whole network (dozens of small
+integer tensor operations per batch). :func:`card_facts` computes them for a batch of
+``Dict`` observations in one pass of compiled code, with the engine's own build rule
+(:func:`forty_thieves_env.engine.rules.targets` and ``neighbours``), and writes them as rows
+of the network's lookup tables (:mod:`agents.training.lookup_scorer`).
+
+The facts of a card code ``x`` (in the order of :data:`CARD_FACTS`):
+
+* ``x`` itself (0..51 cards, 52 face-down, 53 no card);
+* its *distance from home*: how many cards the nearer foundation of its suit still needs
+  before it (0: it can go home now; 13: both foundations are past it), 14 face-down, 15 none;
+* whether it *fits* on a column's top card now (0/1; 2 for face-down and no card);
+* how many of its *builders* are still out (the cards of rank one lower that could be built
+  on it, both copies: 0 means parking it on a foundation costs nothing; aces 0; 5 for
+  face-down and no card).
+
+Per column: the facts of its top ``top_cards`` slots (top first), the length of the ordered
+run on top (0 empty, else 1..D), the *dig* card (smallest distance, then the shallowest: its
+distance and its depth from the top), the length and the face-down count. Per table: each
+foundation pile's height, the stock size, redeals left, the waste size and the facts of the
+top ``waste_cards`` waste cards. For run moves, the facts of the top ``slots`` slots of every
+column (a run's base card and the card it uncovers).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from numba import njit
+
+from forty_thieves_env.engine.cards import N_CODES, N_RANKS
+from forty_thieves_env.engine.config import config_for
+from forty_thieves_env.engine.rules import neighbours, targets
+from forty_thieves_env.engine.variants import get_variant
+from forty_thieves_env.envs.observation import FACE_DOWN, N_OBS_CODES, NO_CARD
+
+#: Values of each card fact: code, distance from home, fits, builders out.
+N_DIST = N_RANKS + 3
+N_FITS = 3
+N_OUT = 6
+CARD_FACTS = (N_OBS_CODES, N_DIST, N_FITS, N_OUT)
+CARD_ROWS = sum(CARD_FACTS)  # 79 rows per card slot
+#: Where each fact's rows start in a card slot's block.
+FACT_STARTS = np.array([0, N_OBS_CODES, N_OBS_CODES + N_DIST, N_OBS_CODES + N_DIST + N_FITS], dtype=np.int64)
+#: Column facts after the slots: run on top, dig distance, dig depth, length, face-down count.
+N_COLUMN_EXTRA = 5
+#: Table facts before the waste cards: 8 piles, stock size, redeals left, waste size.
+N_GLOBAL_EXTRA = 8 + 3
+
+
+def build_config(alternate: bool) -> np.ndarray:
+    """The engine's config array of a variant with this build rule (all the kernel reads of it)."""
+    return config_for(dataclasses.replace(get_variant("classic"), build="alternate" if alternate else "suit"))
+
+
+def column_rows(top_cards: int, depth: int) -> int:
+    """Rows of the columns' lookup table."""
+    return top_cards * CARD_ROWS + (depth + 1) + N_DIST + depth + 2 * (depth + 1)
+
+
+def global_rows(stock_size: int, max_redeals: int, waste_cards: int) -> int:
+    """Rows of the table's lookup table."""
+    return 8 * (N_RANKS + 1) + (stock_size + 1) + (max_redeals + 1) + (stock_size + 1) + waste_cards * CARD_ROWS
+
+
+@njit(cache=True)
+def _code_facts(cfg, h, tops, dist, fit, out):
+    """Fill ``dist``, ``fit`` and ``out`` ``(54,)`` with every code's facts in one position.
+
+    ``h``: the 8 foundation heights; ``tops``: the column tops (codes; ``NO_CARD`` for an
+    empty column). Codes 52 (face-down) and 53 (no card) get their own values.
+    """
+    fits_mask = np.uint64(0)  # the codes that fit on some column top
+    for t in tops:
+        if t < N_CODES and t % N_RANKS > 0:
+            fits_mask |= neighbours(cfg, np.int64(t), -1)
+    for x in range(N_CODES):
+        suit, rank = x // N_RANKS, x % N_RANKS
+        d = N_RANKS
+        for p in range(2 * suit, 2 * suit + 2):
+            if h[p] <= rank and rank - h[p] < d:
+                d = rank - h[p]
+        dist[x] = d
+        fit[x] = (fits_mask >> np.uint64(x)) & np.uint64(1)
+        n_out = 0
+        if rank > 0:
+            bits = neighbours(cfg, np.int64(x), -1)  # the builders: rank - 1 of one or two suits
+            for s in range(4):
+                if (bits >> np.uint64(s * N_RANKS + rank - 1)) & np.uint64(1):
+                    n_out += 2 - (h[2 * s] >= rank) - (h[2 * s + 1] >= rank)  # two copies, less those home
+        out[x] = min(n_out, 4)
+    dist[FACE_DOWN], dist[NO_CARD] = N_RANKS + 1, N_RANKS + 2
+    fit[FACE_DOWN], fit[NO_CARD] = 2, 2
+    out[FACE_DOWN], out[NO_CARD] = 5, 5
+
+
+@njit(cache=True, inline="always")
+def _facts(dist, fit, out, x, row, at, base):
+    """Write the four facts of code ``x`` as table rows (``base`` + each fact's start) into ``row[at:at+4]``."""
+    row[at] = base + x
+    row[at + 1] = base + N_OBS_CODES + dist[x]
+    row[at + 2] = base + N_OBS_CODES + N_DIST + fit[x]
+    row[at + 3] = base + N_OBS_CODES + N_DIST + N_FITS + out[x]
+
+
+@njit(cache=True)
+def card_facts(
+    tableau, waste, heights, counts, cfg, top_cards, waste_cards, slots, redeal_rows, col_out, glob_out, slot_out
+):
+    """Fill the index arrays of a batch (see the module docstring).
+
+    Args:
+        tableau: ``(B, C, D)`` card codes, bottom first (the ``Dict`` observation's field).
+        waste: ``(B, T)`` right-aligned waste.
+        heights: ``(B, 8)`` foundation heights.
+        counts: ``(B, 2)`` stock size and redeals left.
+        cfg: The engine config array giving the build rule.
+        top_cards, waste_cards, slots: Column slots, waste cards and run slots read.
+        redeal_rows: Values of the redeals-left count (the most redeals + 1).
+        col_out: ``(B, C, top_cards * 4 + 5) int64`` rows of the columns' table.
+        glob_out: ``(B, 11 + waste_cards * 4) int64`` rows of the table's table.
+        slot_out: ``(B, C, slots, 4) int64`` facts of the top ``slots`` slots, rows within one
+            card block (for run moves; ``slots`` 0 skips them).
+    """
+    n, c, d = tableau.shape
+    t = waste.shape[1]
+    o_run = top_cards * CARD_ROWS
+    o_dig = o_run + d + 1
+    o_depth = o_dig + N_DIST
+    o_len = o_depth + d
+    o_down = o_len + d + 1
+    n_stock = t + 1
+    h = np.empty(8, np.int64)
+    tops = np.empty(c, np.int64)
+    lengths = np.empty(c, np.int64)
+    dist = np.empty(N_OBS_CODES, np.int64)
+    fit = np.empty(N_OBS_CODES, np.int64)
+    out = np.empty(N_OBS_CODES, np.int64)
+    for i in range(n):
+        for p in range(8):
+            h[p] = heights[i, p]
+        for j in range(c):
+            length = 0
+            while length < d and tableau[i, j, length] != NO_CARD:
+                length += 1
+            lengths[j] = length
+            tops[j] = tableau[i, j, length - 1] if length > 0 else NO_CARD
+        _code_facts(cfg, h, tops, dist, fit, out)
+        for j in range(c):
+            length = lengths[j]
+            row = col_out[i, j]
+            for k in range(top_cards):
+                x = tableau[i, j, length - 1 - k] if k < length else NO_CARD
+                _facts(dist, fit, out, x, row, 4 * k, k * CARD_ROWS)
+            for k in range(slots):
+                x = tableau[i, j, length - 1 - k] if k < length else NO_CARD
+                _facts(dist, fit, out, x, slot_out[i, j, k], 0, 0)
+            # The ordered run on top: each card built on the one below it.
+            run = 1 if length > 0 else 0
+            while run < length:
+                x, under = tableau[i, j, length - run], tableau[i, j, length - 1 - run]
+                if x >= N_CODES or under >= N_CODES or x % N_RANKS == N_RANKS - 1:
+                    break
+                if not (targets(cfg, np.int64(x)) >> np.uint64(under)) & np.uint64(1):
+                    break
+                run += 1
+            # The dig card: the smallest distance, then the shallowest (no card: 15 at depth 0).
+            best, best_k, down = N_RANKS + 2, 0, 0
+            for k in range(length):
+                x = tableau[i, j, length - 1 - k]
+                down += x == FACE_DOWN
+                if dist[x] < best:
+                    best, best_k = dist[x], k
+            row[4 * top_cards] = o_run + run
+            row[4 * top_cards + 1] = o_dig + best
+            row[4 * top_cards + 2] = o_depth + best_k
+            row[4 * top_cards + 3] = o_len + length
+            row[4 * top_cards + 4] = o_down + down
+        g = glob_out[i]
+        for p in range(8):
+            g[p] = p * (N_RANKS + 1) + h[p]
+        base = 8 * (N_RANKS + 1)
+        g[8] = base + counts[i, 0]
+        base += n_stock
+        g[9] = base + counts[i, 1]
+        base += redeal_rows
+        n_waste = 0
+        for k in range(t):
+            n_waste += waste[i, k] != NO_CARD
+        g[10] = base + n_waste
+        base += n_stock
+        for k in range(waste_cards):
+            x = waste[i, t - 1 - k] if k < t else NO_CARD
+            _facts(dist, fit, out, x, g, 11 + 4 * k, base + k * CARD_ROWS)
