@@ -28,10 +28,11 @@ from forty_thieves_env import (
 from forty_thieves_env.engine.cards import N_CARDS
 from forty_thieves_env.engine.deals import SPLITS, TRAIN_RANGE
 from forty_thieves_env.engine.rules import is_legal
-from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
+from forty_thieves_env.envs.registration import LEVEL_IDS, MAX_EPISODE_STEPS
 from forty_thieves_env.envs.rewards import FoundationReward
 
-IDS = list(ENV_IDS)
+# The difficulty levels' ids go through the same checks as the presets' ids.
+IDS = list(ENV_IDS) + list(LEVEL_IDS)
 
 
 # Classic, only spades out: every column top is K, J, 9, 7 or 5 (none fits on another), so the
