@@ -463,14 +463,19 @@ class PlaySession:
         }
 
     def results_text(self) -> str:
+        """The results card as lines of text."""
         r = self.results()
-        head = "You won!" if self.won else f"Deal {self.deal}: {r['result']}"
+        head = "You won!" if self.won else f"Deal {self.deal}: {r['result']}."
         t = int(r["seconds"])
-        record = " New record for this deal!" if r["new_record"] else ""
-        return (
-            f"{head} {r['cards_home']} cards home in {r['moves']} moves, {t // 60}:{t % 60:02d}, score {r['score']} "
-            f"({r['undos']} undos, {r['hints']} hints).{record} {self.label}: {self.stats.get(self.label).summary()}"
-        )
+        lines = [
+            head,
+            f"Cards home {r['cards_home']} · moves {r['moves']} · time {t // 60}:{t % 60:02d} · score {r['score']} "
+            f"· undos {r['undos']} · hints {r['hints']}",
+        ]
+        if r["new_record"]:
+            lines.append("New record for this deal: fewest moves yet!")
+        lines.append(f"{self.label}: {self.stats.get(self.label).summary()}")
+        return "\n".join(lines)
 
     # ----- save and resume ------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:

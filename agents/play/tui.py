@@ -37,6 +37,7 @@ class ChoiceScreen(ModalScreen[str]):
     ChoiceScreen { align: center middle; }
     ChoiceScreen > Vertical { width: 76; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
     ChoiceScreen #choice-text { margin-bottom: 1; }
+    ChoiceScreen Horizontal { height: auto; }
     ChoiceScreen Button { margin-right: 2; }
     """
 
@@ -47,7 +48,7 @@ class ChoiceScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self._text, id="choice-text")
+            yield Static(Text(self._text), id="choice-text")
             with Horizontal():
                 for key, label in self._choices:
                     yield Button(label, id=key)
@@ -134,10 +135,10 @@ class PlayApp(App[None]):
             flags.append("PAUSED (ctrl+p resumes)")
         if s.finish_offered():
             flags.append("FINISH available: ctrl+f or 'finish'")
-        self.query_one("#info", Static).update("   ".join(flags))
+        self.query_one("#info", Static).update(Text("   ".join(flags)))
         self.query_one("#table", Static).update(self.table_markup())
         msg = self.query_one("#message", Static)
-        msg.update(self.message)
+        msg.update(Text(self.message))  # plain text: "[N]" in the help is not markup
         msg.set_class(self.refused, "refused")
 
     # ----- input ------------------------------------------------------------------------------

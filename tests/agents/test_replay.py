@@ -184,6 +184,8 @@ def test_replay_page_in_headless_chromium(tmp_path) -> None:
         assert result.text.startswith(expected)
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert errors == []
+        driver.get(path.as_uri() + "#5")  # a link to one moment of the game
+        assert int(driver.find_element(By.TAG_NAME, "body").get_attribute("data-index")) == 5
     finally:
         driver.quit()
 
