@@ -1,6 +1,6 @@
 """``forty-thieves play``: a game in the terminal (the textual app of :mod:`agents.play.tui`).
 
-A game in progress is saved on quit (``DATA_DIR/save.json``) and resumed by the next
+A game in progress is saved after every move and on quit (``DATA_DIR/save.json``) and resumed by the next
 ``forty-thieves play`` without ``--deal``, ``--level``, ``--variant`` or ``--new``; the
 statistics per level are in ``DATA_DIR/stats.json``. ``DATA_DIR`` is ``--data-dir``, else
 ``$FORTY_THIEVES_DATA``, else ``$XDG_DATA_HOME/forty-thieves`` (``~/.local/share/forty-thieves``).
@@ -104,7 +104,10 @@ def run_cli(args: argparse.Namespace) -> int:
         getattr(args, k) for k in ("level", "variant", "rule", "deal", "position", "winnable_only")
     )
     if save.exists() and not fresh:
-        session = PlaySession.load(save, stats=stats)
+        try:
+            session = PlaySession.load(save, stats=stats)
+        except ValueError as err:
+            raise ValueError(f"{err}; --new starts a new game (and replaces the save)") from None
     else:
         session = session_from_args(args, stats=stats)
     PlayApp(session, save_path=save).run()

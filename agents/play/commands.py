@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from .session import PlayError, PlaySession
 
 HELP = """\
-Moves: s (turn the stock), w>f, w>7, 3>f, 3>7, 3>7x2 (a run of 2, where the rules allow runs).
+Moves: s (turn the stock), w>f, w>7, 3>f, 3>7, 3>7x2 (a run of 2, where the rules allow runs);
+3 or w alone sends that card to its best place (a safe foundation, a card, an empty column).
 Commands: undo (u), hint (h), finish (f), restart, new [N], share, moves (m), auto on|off,
 pause, resume, resign, help (?), quit (q).
 Keys: ctrl+z undo, ctrl+t hint into the input, up/down pick a legal move, enter plays it,
@@ -75,6 +76,8 @@ def run_command(session: PlaySession, line: str) -> Reply:
             return Reply(session.resume())
         if head == "resign":
             return Reply(session.resign())
+        if len(words) == 1 and (head == "w" or head.isdigit()):
+            return Reply(session.tap(head))  # a bare source: the card goes to its best place
         return Reply(session.play("".join(words)))
     except PlayError as err:
         return Reply(str(err), ok=False)

@@ -10,7 +10,8 @@ Both read a :class:`~forty_thieves_env.text.game.GameState` and change nothing.
   home, and if none can it says so". It searches every position the columns and the waste can
   reach without a foundation move (column to column, waste to column) for one where a card can
   go home. The search has a node budget; past it the answer is "unknown" and nothing is said,
-  so a warning is never wrong, only sometimes missing.
+  so a warning is never wrong, only sometimes missing. A face-down card that can be turned up
+  counts as hope: the search never reads a card the player has not seen.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ def no_progress(game: GameState, max_nodes: int = SEARCH_NODES) -> bool | None:
         return False
     kinds = _kinds(game.variant)
     cfg = game.cfg
+    down = cfg[Cfg.OFF_DOWN] + np.arange(game.variant.columns)
+    hidden = int(game.array[down].sum())
     mask = np.zeros(len(kinds), dtype=np.bool_)
     home = (Kind.COLUMN_FOUNDATION, Kind.WASTE_FOUNDATION)
     start = game.array.copy()
@@ -83,6 +86,10 @@ def no_progress(game: GameState, max_nodes: int = SEARCH_NODES) -> bool | None:
     queue = deque([start])
     while queue:
         s = queue.popleft()
+        if int(s[down].sum()) < hidden:
+            # A face-down card turned up: what it is, the player cannot know, so the search
+            # does not look (it could be the card that is needed): not dead.
+            return False
         legal_mask(s, cfg, mask)
         actions = np.flatnonzero(mask)
         if np.isin(kinds[actions], home).any():

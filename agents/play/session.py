@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from forty_thieves_env.engine.deals import check_deal_number
-from forty_thieves_env.engine.rules import auto_play
+from forty_thieves_env.engine.rules import auto_play, is_safe
 from forty_thieves_env.engine.variants import PRESETS, Variant, get_variant
 from forty_thieves_env.envs.levels import Level, get_level, level_of
 from forty_thieves_env.envs.observation import ObservationEncoder
@@ -53,7 +53,7 @@ from forty_thieves_env.envs.winnable import winnable_deals
 from forty_thieves_env.text.errors import IllegalMoveError
 from forty_thieves_env.text.explain import why_illegal
 from forty_thieves_env.text.game import GameState, deal, parse_position
-from forty_thieves_env.text.notation import format_move, parse_move
+from forty_thieves_env.text.notation import card_text, format_move, parse_move
 from forty_thieves_env.text.position import format_position
 
 from .progress import finish_line, no_progress
@@ -307,6 +307,41 @@ class PlaySession:
         home = self._apply([move], self.auto_play)
         said = f"played {move}" + (f", {home} card(s) home" if home else "")
         return said + (". " + self.results_text() if self.won else "")
+
+    def tap(self, source: str) -> str:
+        """Send a card to its best place, as a tap does on the scored rule page.
+
+        ``source`` is ``"w"`` (the waste's top card) or a column number. The best place is a
+        foundation when the card is safe there (no card still out could be built on it), else
+        the leftmost column where it builds on a card, else the leftmost empty column, else a
+        foundation all the same.
+
+        Raises:
+            PlayError: no such source, an empty one, or no legal place for its card.
+        """
+        self._check_live("moves")
+        src = source.strip().lower()
+        game = self.game
+        if src == "w":
+            if not game.waste:
+                raise PlayError("the waste is empty")
+            card = game.waste[-1]
+        elif src.isdigit() and 1 <= int(src) <= self.variant.columns:
+            column = game.columns[int(src) - 1]
+            if not column:
+                raise PlayError(f"column {src} is empty")
+            card = column[-1]
+        else:
+            raise PlayError(f"{source!r} is not a source: w or a column 1..{self.variant.columns}")
+        legal = set(self.legal_moves())
+        home = f"{src}>f"
+        onto = [f"{src}>{j + 1}" for j, col in enumerate(game.columns) if col]
+        empty = [f"{src}>{j + 1}" for j, col in enumerate(game.columns) if not col]
+        safe = home in legal and bool(is_safe(game.array, game.cfg, card))
+        for move in ([home] if safe else []) + onto + empty + [home]:
+            if move in legal:
+                return self.play(move)
+        raise PlayError(f"{card_text(card)} has nowhere to go")
 
     def undo(self) -> str:
         """Take back the last action (its points go with it; the clock runs on).

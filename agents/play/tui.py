@@ -5,7 +5,9 @@ numbered 1..N, the stock count, the waste, the foundations; red suits in red), a
 and an input line. Moves and commands are typed (:mod:`.commands`), or picked with keys: up and
 down step through the legal moves, ctrl+t puts the hint in the input, enter plays. Two dialogs:
 the no-progress warning (undo, resign or replay) and the results card at the end (new deal,
-replay, quit). Quitting saves an unfinished game for the next ``forty-thieves play``.
+replay, quit). An unfinished game is saved after every action and on quit, for the next
+``forty-thieves play``; the info line says when moves are left on the table (the stock never
+has to be turned) and when auto-finish is offered.
 
 Everything the game does is in the session; this module only draws and routes keys, which
 textual's test pilot drives in the tests.
@@ -135,6 +137,8 @@ class PlayApp(App[None]):
             flags.append("PAUSED (ctrl+p resumes)")
         if s.finish_offered():
             flags.append("FINISH available: ctrl+f or 'finish'")
+        elif not s.over and any(m != "s" for m in s.legal_moves()):
+            flags.append("moves left on the table")
         self.query_one("#info", Static).update(Text("   ".join(flags)))
         self.query_one("#table", Static).update(self.table_markup())
         msg = self.query_one("#message", Static)
@@ -176,6 +180,7 @@ class PlayApp(App[None]):
             box.value = reply.prefill
             box.cursor_position = len(reply.prefill)
         self.refresh_view()
+        self.keep()
         self._dialogs()
         return reply
 
@@ -198,11 +203,19 @@ class PlayApp(App[None]):
         if choice:
             self.do(choice)
 
+    def keep(self) -> None:
+        """Save an unfinished game (a finished one leaves no save behind).
+
+        Called after every action, as the rule page's game is "saved after every move", so a
+        closed terminal loses nothing; and on quit.
+        """
+        if self.save_path is None:
+            return
+        if self.session.over:
+            self.save_path.unlink(missing_ok=True)
+        else:
+            self.session.save(self.save_path)
+
     def save_and_exit(self) -> None:
-        """Save an unfinished game (a finished one leaves no save behind), then quit."""
-        if self.save_path is not None:
-            if self.session.over:
-                self.save_path.unlink(missing_ok=True)
-            else:
-                self.session.save(self.save_path)
+        self.keep()
         self.exit()

@@ -356,3 +356,30 @@ def test_a_saved_position_game_resumes_from_its_position(clock: Clock, tmp_path)
     assert back.game == position(NEAR_WIN)
     with pytest.raises(PlayError, match="position"):
         back.share()
+
+
+def test_a_tap_sends_a_card_to_its_best_place(clock: Clock) -> None:
+    """The scored page's tap: a safe foundation, else a card, else an empty column, else home."""
+    game = position("variant: classic\n1: KS\n2: QS\n3: JS TS 9S\n4: KS QS\n5:\n6:\n7:\n8:\n9:\n10:\n")
+    s = PlaySession(None, game.variant, position=game, clock=clock)
+    assert {"2>f", "2>1", "2>5"} <= set(s.legal_moves())
+    assert s.tap("2") == "played 2>1"  # QS could go home, but one spade pile is at 8: not safe
+    assert s.tap("3").startswith("played 3>f")  # 9S: both 8s are home, safe
+    assert s.tap("4") == "played 4>2"  # no KS exposed now: the leftmost empty column, not home
+    before = snapshot(s)
+    for source, why in (("w", "waste is empty"), ("9", "column 9 is empty"), ("11", "not a source")):
+        with pytest.raises(PlayError, match=why):
+            s.tap(source)
+    plain = PlaySession("hard", deal=5, clock=clock)
+    with pytest.raises(PlayError, match="TC has nowhere to go"):
+        plain.tap("1")
+    assert snapshot(s) == before
+
+
+def test_the_no_progress_search_never_reads_a_face_down_card() -> None:
+    """Turning a face-down card up counts as hope: the player cannot know it does not help."""
+    face_up = position(DEAD)
+    face_down = position(DEAD.replace("classic columns=4", "classic columns=4 face_down=1").replace("3: KH", "3: #KH"))
+    assert face_down.face_down == [0, 0, 1, 0]
+    assert no_progress(face_up) is True
+    assert no_progress(face_down) is False  # 3>4 turns the KH up

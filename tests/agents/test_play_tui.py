@@ -50,10 +50,13 @@ def test_a_move_a_refused_move_and_undo_to_the_deal(tmp_path) -> None:
     app = PlayApp(session, save_path=tmp_path / "save.json", tick=0)
 
     async def script(pilot) -> None:
+        assert "moves left on the table" in str(app.query_one("#info").render())
         await type_line(pilot, "10>f")
         assert session.moves == 1 and session.game.cards_on_foundations == 1
         assert "played 10>f" in str(app.query_one("#message").render())
         assert "Moves 1" in str(app.query_one("#score").render())
+        # Saved after every move, as the rule page's game is: a closed terminal loses nothing.
+        assert PlaySession.load(tmp_path / "save.json").game == session.game
         before = session.game.copy()
         await type_line(pilot, "1>2")
         message = app.query_one("#message")
@@ -67,8 +70,10 @@ def test_a_move_a_refused_move_and_undo_to_the_deal(tmp_path) -> None:
         await pilot.pause()
         await pilot.press("down", "enter")  # the first legal move
         await pilot.pause()
-        assert len(session.history) == 3
-        for _ in range(3):
+        await type_line(pilot, "3")  # a bare column: its card to its best place
+        assert "played 3>" in str(app.query_one("#message").render())
+        assert len(session.history) == 4
+        for _ in range(4):
             await pilot.press("ctrl+z")
         await pilot.pause()
         assert session.game == deal("classic", 5) and not session.history
