@@ -91,12 +91,23 @@ class Entry:
 
 
 def score_of(cards_home: int, seconds: float, won: bool) -> int:
-    """The score line's score (see the module docstring)."""
+    """The score line's score (see the module docstring) for ``cards_home`` cards sent home."""
     penalty = PENALTY * int(seconds // PENALTY_SECONDS)
     score = max(0, POINTS_PER_CARD * cards_home - penalty)
     if won:
         score += int(WIN_BONUS / max(seconds, 1.0))
     return score
+
+
+def _changes(variant: Variant) -> list[tuple[str, Any]]:
+    """The options in which ``variant`` differs from the preset of its name (classic's, for a
+    custom name), as ``(field, value)`` pairs."""
+    base = PRESETS.get(variant.name, PRESETS["classic"])
+    return [
+        (f.name, getattr(variant, f.name))
+        for f in dataclasses.fields(Variant)
+        if f.name != "name" and getattr(variant, f.name) != getattr(base, f.name)
+    ]
 
 
 class PlaySession:
@@ -203,6 +214,7 @@ class PlaySession:
         self._elapsed = 0.0
         self._since: float | None = self._clock()
         self._progress_cache = None
+        self._home_at_start = self.game.cards_on_foundations
 
     # ----- what a player reads ------------------------------------------------------------
     @property
@@ -210,7 +222,7 @@ class PlaySession:
         """The statistics key: the level name, else the variant (with ``+winnable``)."""
         if self.level is not None:
             return self.level.name
-        name = self.variant.name if PRESETS.get(self.variant.name) == self.variant else f"{self.variant}"
+        name = " ".join([self.variant.name, *(f"{k}={v}" for k, v in _changes(self.variant))])
         return name + ("+winnable" if self.winnable_only else "")
 
     @property
@@ -234,7 +246,9 @@ class PlaySession:
 
     @property
     def score(self) -> int:
-        return score_of(self.game.cards_on_foundations, self.elapsed, self.won)
+        """The score line's score: only cards sent home in this game score (a practised position
+        may start with cards on the foundations)."""
+        return score_of(self.game.cards_on_foundations - self._home_at_start, self.elapsed, self.won)
 
     def score_line(self) -> str:
         """``"Moves 12   Time 1:05   Score 40"``."""
@@ -453,14 +467,9 @@ class PlaySession:
         if self.level is not None:
             words += ["--level", self.level.name]
         else:
-            preset = PRESETS.get(self.variant.name)
             words += ["--variant", self.variant.name]
-            if preset != self.variant:
-                base = preset or PRESETS["classic"]
-                for f in dataclasses.fields(Variant):
-                    value = getattr(self.variant, f.name)
-                    if f.name != "name" and value != getattr(base, f.name):
-                        words += ["--rule", f"{f.name}={value}"]
+            for key, value in _changes(self.variant):
+                words += ["--rule", f"{key}={value}"]
             if self.winnable_only:
                 words.append("--winnable-only")
         words += ["--deal", str(self.deal)]

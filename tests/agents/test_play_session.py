@@ -110,17 +110,21 @@ def test_score_line_points_penalty_floor_and_win_bonus() -> None:
 
 
 def test_score_follows_the_clock_and_undo_takes_points_back(clock: Clock) -> None:
-    s = PlaySession("hard", position=NEAR_WIN, clock=clock)
-    home = s.game.cards_on_foundations
-    assert s.score == 10 * home
-    clock.now += 31
-    assert s.score == 10 * home - 30
-    s.play("s")
-    s.play("w>f")
-    assert s.score == 10 * (home + 1) - 30
-    s.undo()
-    assert s.score == 10 * home - 30
-    assert s.score_line() == f"Moves 3   Time 0:31   Score {10 * home - 30}"
+    s = PlaySession("hard", deal=5, clock=clock)
+    assert s.score == 0
+    s.play("10>f")
+    s.play("9>f")  # both aces of diamonds home
+    assert s.game.cards_on_foundations == 2 and s.score == 20
+    s.undo()  # takes its ace's 10 points back
+    assert s.score == 10
+    clock.now += 29.5
+    assert s.score == 10
+    clock.now += 0.5
+    assert s.score == 0 and s.score_line() == "Moves 3   Time 0:30   Score 0"  # 10 - 30, never below zero
+    s.play("9>f")
+    assert s.score == 0  # 20 - 30
+    # A practised position starts at 0 however many cards it has home already.
+    assert PlaySession("hard", position=NEAR_WIN, clock=clock).score == 0
 
 
 def test_win_freezes_clock_records_stats_and_refuses_more(clock: Clock, tmp_path) -> None:
@@ -135,7 +139,7 @@ def test_win_freezes_clock_records_stats_and_refuses_more(clock: Clock, tmp_path
     assert seconds == 40
     clock.now += 100
     assert s.elapsed == seconds  # the clock stopped with the last card
-    assert s.score == score_of(104, 40, True)
+    assert s.score == score_of(104 - position(NEAR_WIN).cards_on_foundations, 40, True)
     with pytest.raises(PlayError, match="won"):
         s.undo()
     with pytest.raises(PlayError, match="won"):
@@ -208,7 +212,8 @@ def test_levels_and_share_reproduce_the_deal(clock: Clock) -> None:
         PlaySession(None, "classic", deal=int(winnable_deals("classic")[2]), winnable_only=True, clock=clock),
         PlaySession(None, PlaySession(None, "relaxed").variant.replace(redeals=2), deal=8, clock=clock),
     ]
-    assert [c.label for c in cases[:4]] == ["easy", "normal", "josephine", "classic+winnable"]
+    labels = ["easy", "normal", "josephine", "classic+winnable", "relaxed redeals=2"]
+    assert [c.label for c in cases] == labels
     assert PlaySession(None, "classic", deal=1).label == "hard"  # classic rules, any deal: Hard
     for s in cases:
         words = s.share().split()
