@@ -5,8 +5,9 @@ saved by ``forty-thieves play`` (``--save FILE``) or from a row of an ``evaluate
 (``--results results.json --deal N``: the same agent, variant, seed and options, so the same
 game for agents without a time budget; a result that differs from the row is reported).
 
-The page needs no network: the positions are compact strings in a JSON block (one string a
-position, about 130 characters: :func:`encode_position`), the cards are drawn by the page on a
+The page needs no network: the positions are compact strings in a JSON block (the first whole,
+about 130 characters, :func:`encode_position`; each later one as what changed, tens of
+characters, :func:`encode_game`), the cards are drawn by the page on a
 canvas with the geometry and colours of the env's ``rgb_array`` render
 (:class:`~forty_thieves_env.envs.render.TableRenderer`). It has step / back / play controls,
 the arrow keys, Home and End, the move list with the current move highlighted, and the final
@@ -28,7 +29,16 @@ from forty_thieves_env.envs import render
 from forty_thieves_env.text.game import GameState
 from forty_thieves_env.text.notation import format_move
 
-__all__ = ["ALPHABET", "Replay", "agent_replay", "encode_position", "page_html", "write_page"]
+__all__ = [
+    "ALPHABET",
+    "Replay",
+    "agent_replay",
+    "encode_game",
+    "encode_position",
+    "expand_game",
+    "page_html",
+    "write_page",
+]
 
 #: One character per card code (``suit * 13 + rank``, suits C S H D): letters, so no escaping.
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -53,6 +63,35 @@ def encode_position(game: GameState) -> str:
 
 def _base36(n: int) -> str:
     return "0123456789abcdefghijklmnopqrstuvwxyz"[n]
+
+
+def encode_game(positions: list[GameState]) -> list[str]:
+    """The positions of a game for the page: the first whole (:func:`encode_position`), each
+    later one as the fields that changed since the one before, ``"field=value;..."`` (a move
+    changes two or three fields, so a position costs tens of characters, not a whole table)."""
+    out: list[str] = []
+    prev: list[str] | None = None
+    for game in positions:
+        fields = encode_position(game).split("|")
+        if prev is None:
+            out.append("|".join(fields))
+        else:
+            out.append(";".join(f"{i}={v}" for i, (old, v) in enumerate(zip(prev, fields, strict=True)) if old != v))
+        prev = fields
+    return out
+
+
+def expand_game(encoded: list[str]) -> list[str]:
+    """Every position whole again from :func:`encode_game`'s list (what the page does first)."""
+    fields = encoded[0].split("|")
+    out = [encoded[0]]
+    for diff in encoded[1:]:
+        fields = list(fields)
+        for part in filter(None, diff.split(";")):
+            index, _, value = part.partition("=")
+            fields[int(index)] = value
+        out.append("|".join(fields))
+    return out
 
 
 @dataclass
@@ -190,7 +229,7 @@ def page_html(replay: Replay) -> str:
         "title": replay.title,
         "summary": (replay.summary + " · " if replay.summary else "") + f"{n} moves · {result}",
         "moves": replay.moves,
-        "positions": [encode_position(p) for p in positions],
+        "positions": encode_game(positions),
         "alphabet": ALPHABET,
         "redeals": replay.start.variant.redeals,
         "won": won,

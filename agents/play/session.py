@@ -3,9 +3,9 @@
 :class:`PlaySession` is everything ``forty-thieves play`` does except drawing, so it is tested
 without a terminal. The rule pages (``shared/rules``) fix the behaviour:
 
-* **Moves** are move text (``3>7``, ``w>f``, ``s``, ``3>7x2``). A refused move raises
-  :class:`PlayError` saying why and changes nothing (not the table, the move count, the clock
-  or the undo history).
+* **Moves** are move text (``3>7``, ``w>f``, ``s``, ``3>7x2``), or a tap (:meth:`PlaySession.tap`:
+  a card to its best place). A refused move raises :class:`PlayError` saying why and changes
+  nothing (not the table, the move count, the clock or the undo history).
 * **Undo** is unlimited, back to the deal, but not after a win; "an undo counts as a move" and
   "undoing a move takes its points back" (the scored page; another page restores the move count
   instead, the scored page is followed because the score line and levels come from it).

@@ -17,7 +17,16 @@ import sys
 import pytest
 from conftest import NEAR_WIN, NEAR_WIN_SCRIPT, position
 
-from agents.play.replay import ALPHABET, Replay, agent_replay, encode_position, page_html, write_page
+from agents.play.replay import (
+    ALPHABET,
+    Replay,
+    agent_replay,
+    encode_game,
+    encode_position,
+    expand_game,
+    page_html,
+    write_page,
+)
 from agents.play.session import PlaySession
 from forty_thieves_env import deal
 from forty_thieves_env.engine.cards import N_RANKS
@@ -62,7 +71,8 @@ def test_page_is_self_contained_and_holds_every_position() -> None:
     data = page_data(html)
     assert data["moves"] == NEAR_WIN_SCRIPT and len(data["positions"]) == len(NEAR_WIN_SCRIPT) + 1
     states = replay.positions()
-    assert [decode(p)["columns"] for p in data["positions"]] == [s.columns for s in states]
+    assert expand_game(data["positions"]) == [encode_position(s) for s in states]
+    assert [decode(p)["columns"] for p in expand_game(data["positions"])] == [s.columns for s in states]
     assert data["won"] and data["result"].startswith("Won in 9 moves")
     assert "<b>" not in html.split("<body>")[0]  # the title is escaped
     lost = page_data(page_html(Replay(position(NEAR_WIN), ["s"], "one move")))
@@ -80,10 +90,18 @@ def test_agent_replay_plays_what_evaluate_plays() -> None:
 
 
 def test_a_large_game_stays_small(tmp_path) -> None:
+    """A position after the first costs what changed (two or three fields), not a whole table."""
     replay = agent_replay("random", "classic", 7, seed=0, max_moves=1000)
+    states = replay.positions()
+    encoded = encode_game(states)
+    assert expand_game(encoded) == [encode_position(s) for s in states]
+    assert len(encoded[0]) < 150
+    later = sum(len(e) for e in encoded[1:]) / (len(encoded) - 1)
+    assert later < 40, later
+    whole = sum(len(encode_position(s)) for s in states) / len(states)
+    assert later < whole / 3  # the diffs are what keeps a long game small
     path = write_page(replay, tmp_path / "r.html")
-    per_position = path.stat().st_size / (len(replay.moves) + 1)
-    assert per_position < 200, per_position  # ~130 characters a position, plus the page itself
+    assert path.stat().st_size < 20_000 + 60 * len(states), path.stat().st_size  # the page itself + moves
 
 
 def test_cli_from_a_save_and_from_a_results_row(tmp_path) -> None:
@@ -96,7 +114,7 @@ def test_cli_from_a_save_and_from_a_results_row(tmp_path) -> None:
     assert main(["replay", "--save", str(save), "--html", str(tmp_path / "s.html")]) == 0
     data = page_data((tmp_path / "s.html").read_text())
     assert data["moves"] == [m for e in s.history for m in e.moves]
-    assert decode(data["positions"][-1])["columns"] == s.game.columns
+    assert decode(expand_game(data["positions"])[-1])["columns"] == s.game.columns
 
     from agents.evaluation.evaluate import evaluate, write_results
 
