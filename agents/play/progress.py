@@ -1,6 +1,10 @@
-"""What the table still allows: the auto-finish line and the no-progress test.
+"""What the table allows: where a tapped card goes, the auto-finish line, the no-progress test.
 
-Both read a :class:`~forty_thieves_env.text.game.GameState` and change nothing.
+Each reads a :class:`~forty_thieves_env.text.game.GameState` and changes nothing.
+
+* :func:`best_place`: "tap a card and it goes to its best place: a foundation when that is safe,
+  otherwise the card of its suit one rank higher, otherwise an empty column" (the scored rule
+  page); a card with none of those but a legal foundation goes there.
 
 * :func:`finish_line`: the rule page offers auto-finish "only when the stock and waste are empty
   and the remaining column cards can all reach foundations without rearranging the columns".
@@ -24,10 +28,10 @@ import numpy as np
 from forty_thieves_env.engine.actions import Kind, decode
 from forty_thieves_env.engine.config import config_for
 from forty_thieves_env.engine.layout import Cfg
-from forty_thieves_env.engine.rules import apply_action, legal_mask
+from forty_thieves_env.engine.rules import apply_action, is_safe, legal_mask
 from forty_thieves_env.engine.variants import Variant
 from forty_thieves_env.text.game import GameState
-from forty_thieves_env.text.notation import format_move
+from forty_thieves_env.text.notation import card_text, format_move
 
 #: Positions the no-progress search visits before it gives up (about a second).
 SEARCH_NODES = 20_000
@@ -38,6 +42,39 @@ def _kinds(variant: Variant) -> np.ndarray:
     """``(n_actions,)`` the kind of every action (:class:`~forty_thieves_env.engine.actions.Kind`)."""
     cfg = config_for(variant)
     return np.array([int(decode(cfg, a)[0]) for a in range(int(cfg[Cfg.N_ACTIONS]))], dtype=np.int64)
+
+
+def best_place(game: GameState, source: str) -> str:
+    """The move that sends the card of ``source`` (``"w"`` or a column number) to its best place.
+
+    A foundation when the card is safe there (no card still out could be built on it), else the
+    leftmost column where it builds on a card, else the leftmost empty column, else a foundation
+    all the same.
+
+    Raises:
+        ValueError: not a source, an empty one, or no legal place for its card.
+    """
+    src = source.strip().lower()
+    if src == "w":
+        if not game.waste:
+            raise ValueError("the waste is empty")
+        card = game.waste[-1]
+    elif src.isdigit() and 1 <= int(src) <= game.variant.columns:
+        column = game.columns[int(src) - 1]
+        if not column:
+            raise ValueError(f"column {src} is empty")
+        card = column[-1]
+    else:
+        raise ValueError(f"{source!r} is not a source: w or a column 1..{game.variant.columns}")
+    legal = {format_move(game.variant, a) for a in game.legal_actions()}
+    home = f"{src}>f"
+    onto = [f"{src}>{j + 1}" for j, col in enumerate(game.columns) if col]
+    empty = [f"{src}>{j + 1}" for j, col in enumerate(game.columns) if not col]
+    safe = home in legal and bool(is_safe(game.array, game.cfg, card))
+    for move in ([home] if safe else []) + onto + empty + [home]:
+        if move in legal:
+            return move
+    raise ValueError(f"{card_text(card)} has nowhere to go")
 
 
 def stock_spent(game: GameState) -> bool:

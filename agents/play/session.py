@@ -33,8 +33,6 @@ without a terminal. The rule pages (``shared/rules``) fix the behaviour:
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import time
 from collections.abc import Callable
@@ -45,19 +43,22 @@ from typing import Any
 import numpy as np
 
 from forty_thieves_env.engine.deals import check_deal_number
-from forty_thieves_env.engine.rules import auto_play, is_safe
-from forty_thieves_env.engine.variants import PRESETS, Variant, get_variant
-from forty_thieves_env.envs.levels import Level, get_level, level_of
+from forty_thieves_env.engine.rules import auto_play
+from forty_thieves_env.engine.variants import Variant
+from forty_thieves_env.envs.levels import Level
 from forty_thieves_env.envs.observation import ObservationEncoder
-from forty_thieves_env.envs.winnable import winnable_deals
 from forty_thieves_env.text.errors import IllegalMoveError
 from forty_thieves_env.text.explain import why_illegal
 from forty_thieves_env.text.game import GameState, deal, parse_position
-from forty_thieves_env.text.notation import card_text, format_move, parse_move
+from forty_thieves_env.text.notation import format_move, parse_move
 from forty_thieves_env.text.position import format_position
 
-from .progress import finish_line, no_progress
+from .progress import best_place, finish_line, no_progress
+from .results import results_card, results_text
+from .score import clock_text, score_of
+from .setup import Setup
 from .stats import StatsFile
+from .storage import read_json, write_json
 
 __all__ = ["SAVE_VERSION", "Entry", "PlayError", "PlaySession"]
 
@@ -65,10 +66,6 @@ __all__ = ["SAVE_VERSION", "Entry", "PlayError", "PlaySession"]
 SAVE_VERSION = 1
 #: Random deals are drawn from 1..DEAL_MAX (PySolFC numbers; any number up to 10**20 can be asked for).
 DEAL_MAX = 2**31 - 1
-POINTS_PER_CARD = 10
-PENALTY = 30  # points lost ...
-PENALTY_SECONDS = 30  # ... per this many seconds of play
-WIN_BONUS = 600_000  # divided by the seconds taken
 
 
 class PlayError(ValueError):
@@ -88,26 +85,6 @@ class Entry:
     moves: list[str]
     auto: bool
     before: np.ndarray
-
-
-def score_of(cards_home: int, seconds: float, won: bool) -> int:
-    """The score line's score (see the module docstring) for ``cards_home`` cards sent home."""
-    penalty = PENALTY * int(seconds // PENALTY_SECONDS)
-    score = max(0, POINTS_PER_CARD * cards_home - penalty)
-    if won:
-        score += int(WIN_BONUS / max(seconds, 1.0))
-    return score
-
-
-def _changes(variant: Variant) -> list[tuple[str, Any]]:
-    """The options in which ``variant`` differs from the preset of its name (classic's, for a
-    custom name), as ``(field, value)`` pairs."""
-    base = PRESETS.get(variant.name, PRESETS["classic"])
-    return [
-        (f.name, getattr(variant, f.name))
-        for f in dataclasses.fields(Variant)
-        if f.name != "name" and getattr(variant, f.name) != getattr(base, f.name)
-    ]
 
 
 class PlaySession:
@@ -147,27 +124,18 @@ class PlaySession:
         seed: int | None = None,
         position: str | GameState | None = None,
     ) -> None:
-        if level is not None and variant is not None:
-            raise ValueError("give a level or a variant, not both")
         if hint_agent not in ("heuristic", "lookahead"):
             raise ValueError(f"hint_agent must be heuristic or lookahead, got {hint_agent!r}")
-        if level is not None:
-            lv = get_level(level)
-            self.variant: Variant = lv.variant
-            self.winnable_only = lv.winnable_only or bool(winnable_only)
-        else:
-            self.variant = get_variant(variant if variant is not None else "classic")
-            self.winnable_only = bool(winnable_only)
-        # The level is what the rules and deal pool are, whichever way they were asked for:
-        # "--variant classic" is Hard, "--level normal --winnable-only" is Easy, and Hard with
-        # winnable deals only is no level (its statistics are kept apart, as "classic+winnable").
-        self.level: Level | None = level_of(self.variant, self.winnable_only)
+        self.setup = Setup.of(level, variant, winnable_only)
+        self.variant: Variant = self.setup.variant
+        self.winnable_only = self.setup.winnable_only
+        self.level: Level | None = self.setup.level
         self.auto_play = bool(auto_play)
         self.stats = stats if stats is not None else StatsFile(None)
         self.hint_agent = hint_agent
         self._clock = clock
         self._rng = np.random.default_rng(seed)
-        self._pool = winnable_deals(self.variant) if self.winnable_only else None
+        self._pool = self.setup.pool()
         self._agent: Any = None
         self._encoder = ObservationEncoder(self.variant, "dict")
         self._progress_cache: tuple[bytes, bool | None] | None = None
@@ -219,11 +187,8 @@ class PlaySession:
     # ----- what a player reads ------------------------------------------------------------
     @property
     def label(self) -> str:
-        """The statistics key: the level name, else the variant (with ``+winnable``)."""
-        if self.level is not None:
-            return self.level.name
-        name = " ".join([self.variant.name, *(f"{k}={v}" for k, v in _changes(self.variant))])
-        return name + ("+winnable" if self.winnable_only else "")
+        """The statistics key (:attr:`~.setup.Setup.label`)."""
+        return self.setup.label
 
     @property
     def paused(self) -> bool:
@@ -252,8 +217,7 @@ class PlaySession:
 
     def score_line(self) -> str:
         """``"Moves 12   Time 1:05   Score 40"``."""
-        t = int(self.elapsed)
-        return f"Moves {self.moves}   Time {t // 60}:{t % 60:02d}   Score {self.score}"
+        return f"Moves {self.moves}   Time {clock_text(self.elapsed)}   Score {self.score}"
 
     def finish_offered(self) -> bool:
         """Whether auto-finish may be offered now (see :func:`~.progress.finish_line`)."""
@@ -323,39 +287,17 @@ class PlaySession:
         return said + (". " + self.results_text() if self.won else "")
 
     def tap(self, source: str) -> str:
-        """Send a card to its best place, as a tap does on the scored rule page.
-
-        ``source`` is ``"w"`` (the waste's top card) or a column number. The best place is a
-        foundation when the card is safe there (no card still out could be built on it), else
-        the leftmost column where it builds on a card, else the leftmost empty column, else a
-        foundation all the same.
+        """Send a card (``"w"`` or a column number) to its best place (:func:`~.progress.best_place`).
 
         Raises:
             PlayError: no such source, an empty one, or no legal place for its card.
         """
         self._check_live("moves")
-        src = source.strip().lower()
-        game = self.game
-        if src == "w":
-            if not game.waste:
-                raise PlayError("the waste is empty")
-            card = game.waste[-1]
-        elif src.isdigit() and 1 <= int(src) <= self.variant.columns:
-            column = game.columns[int(src) - 1]
-            if not column:
-                raise PlayError(f"column {src} is empty")
-            card = column[-1]
-        else:
-            raise PlayError(f"{source!r} is not a source: w or a column 1..{self.variant.columns}")
-        legal = set(self.legal_moves())
-        home = f"{src}>f"
-        onto = [f"{src}>{j + 1}" for j, col in enumerate(game.columns) if col]
-        empty = [f"{src}>{j + 1}" for j, col in enumerate(game.columns) if not col]
-        safe = home in legal and bool(is_safe(game.array, game.cfg, card))
-        for move in ([home] if safe else []) + onto + empty + [home]:
-            if move in legal:
-                return self.play(move)
-        raise PlayError(f"{card_text(card)} has nowhere to go")
+        try:
+            move = best_place(self.game, source)
+        except ValueError as err:
+            raise PlayError(str(err)) from None
+        return self.play(move)
 
     def undo(self) -> str:
         """Take back the last action (its points go with it; the clock runs on).
@@ -463,17 +405,7 @@ class PlaySession:
         """
         if self.deal == 0:
             raise PlayError("this game started from a position, not a numbered deal: share the position text")
-        words = ["forty-thieves", "play"]
-        if self.level is not None:
-            words += ["--level", self.level.name]
-        else:
-            words += ["--variant", self.variant.name]
-            for key, value in _changes(self.variant):
-                words += ["--rule", f"{key}={value}"]
-            if self.winnable_only:
-                words.append("--winnable-only")
-        words += ["--deal", str(self.deal)]
-        return " ".join(words)
+        return self.setup.command_line(self.deal)
 
     # ----- the end of a game -----------------------------------------------------------------
     def _end(self, how: str) -> None:
@@ -485,50 +417,20 @@ class PlaySession:
             self.result = how
 
     def results(self) -> dict[str, Any]:
-        """The results card: outcome, moves, time, score, undos, hints and the level's record."""
-        st = self.stats.get(self.label)
-        return {
-            "deal": self.deal,
-            "level": self.label,
-            "result": self.result or "in progress",
-            "cards_home": self.game.cards_on_foundations,
-            "moves": self.moves,
-            "seconds": round(self.elapsed, 1),
-            "score": self.score,
-            "undos": self.undos,
-            "hints": self.hints,
-            "new_record": self.new_record,
-            "wins": st.wins,
-            "losses": st.losses,
-            "win_rate": st.win_rate,
-            "streak": st.streak,
-            "best_win_streak": st.best_win_streak,
-            "worst_loss_streak": st.worst_loss_streak,
-        }
+        """The results card's figures (:func:`~.results.results_card`)."""
+        return results_card(self)
 
     def results_text(self) -> str:
-        """The results card as lines of text."""
-        r = self.results()
-        head = "You won!" if self.won else f"Deal {self.deal}: {r['result']}."
-        t = int(r["seconds"])
-        lines = [
-            head,
-            f"Cards home {r['cards_home']} · moves {r['moves']} · time {t // 60}:{t % 60:02d} · score {r['score']} "
-            f"· undos {r['undos']} · hints {r['hints']}",
-        ]
-        if r["new_record"]:
-            lines.append("New record for this deal: fewest moves yet!")
-        lines.append(f"{self.label}: {self.stats.get(self.label).summary()}")
-        return "\n".join(lines)
+        """The results card as text (:func:`~.results.results_text`)."""
+        return results_text(self)
 
     # ----- save and resume ------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """The saved game (see :meth:`save`)."""
         return {
             "version": SAVE_VERSION,
-            "level": self.level.name if self.level is not None else None,
-            "variant": dataclasses.asdict(self.variant),
-            "winnable_only": self.winnable_only,
+            "label": self.label,  # for a person reading the file; the setup below is what counts
+            **self.setup.to_json(),
             "auto_play": self.auto_play,
             "hint_agent": self.hint_agent,
             "deal": self.deal,
@@ -550,12 +452,7 @@ class PlaySession:
         """
         if self.over:
             raise PlayError("the game is over: there is nothing to save")
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(out.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.to_json()) + "\n", encoding="utf-8")
-        tmp.replace(out)
-        return out
+        return write_json(self.to_json(), path)
 
     @classmethod
     def load(
@@ -574,25 +471,20 @@ class PlaySession:
         """
         where = Path(path)
         try:
-            doc = json.loads(where.read_text(encoding="utf-8"))
-            if doc.get("version") != SAVE_VERSION:
-                raise ValueError(f"save version {doc.get('version')!r}, this program reads {SAVE_VERSION}")
-            variant = Variant(**doc["variant"])
-            level = doc["level"]
+            doc = read_json(where, SAVE_VERSION)
+            setup = Setup.from_json(doc)
             session = cls(
-                level if level is not None else None,
-                None if level is not None else variant,
+                None,
+                setup.variant,
                 deal=int(doc["deal"]) if doc.get("start") is None else None,
                 position=doc.get("start"),
-                winnable_only=bool(doc["winnable_only"]),
+                winnable_only=setup.winnable_only,
                 auto_play=bool(doc["auto_play"]),
                 stats=stats,
                 hint_agent=doc.get("hint_agent", "heuristic"),
                 clock=clock,
                 seed=seed,
             )
-            if session.variant != variant:
-                raise ValueError(f"level {level} has other rules now ({session.variant}) than saved ({variant})")
             for item in doc["history"]:
                 session._apply([str(m) for m in item["moves"]], bool(item["auto"]))
             if format_position(session.game) != doc["position"]:

@@ -11,13 +11,17 @@ record a loss"; a game saved on quit is not abandoned).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LevelStats", "StatsFile"]
+from .storage import read_json, write_json
+
+__all__ = ["STATS_VERSION", "LevelStats", "StatsFile"]
+
+#: The statistics file's version (a file of another version is refused, not misread).
+STATS_VERSION = 1
 
 
 @dataclass
@@ -107,7 +111,7 @@ class StatsFile:
         self.levels: dict[str, LevelStats] = {}
         if self.path is not None and self.path.exists():
             try:
-                doc = json.loads(self.path.read_text(encoding="utf-8"))
+                doc = read_json(self.path, STATS_VERSION)
                 self.levels = {str(k): LevelStats.from_json(v) for k, v in doc["levels"].items()}
             except (ValueError, KeyError, TypeError, AttributeError) as err:
                 raise ValueError(
@@ -126,11 +130,8 @@ class StatsFile:
         return new_record
 
     def save(self) -> None:
-        """Write the file (through a temporary file, so a crash never leaves half a file)."""
+        """Write the file (:func:`write_json`)."""
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"version": 1, "levels": {k: asdict(v) for k, v in sorted(self.levels.items())}}
-        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(self.path)
+        levels = {k: asdict(v) for k, v in sorted(self.levels.items())}
+        write_json({"version": STATS_VERSION, "levels": levels}, self.path)

@@ -10,7 +10,8 @@ import pytest
 from conftest import NEAR_WIN, position
 
 from agents.play.progress import finish_line, no_progress
-from agents.play.session import PlayError, PlaySession, score_of
+from agents.play.score import score_of
+from agents.play.session import PlayError, PlaySession
 from agents.play.stats import LevelStats, StatsFile
 from forty_thieves_env import GameState, deal
 from forty_thieves_env.envs.winnable import winnable_deals
@@ -332,6 +333,10 @@ def test_save_and_resume_with_undo_history(clock: Clock, tmp_path) -> None:
     path.write_text("{}")
     with pytest.raises(ValueError, match="not a saved game"):
         PlaySession.load(path)
+    doc["version"] = 2
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="this program reads version 1"):
+        PlaySession.load(path)
 
 
 def test_stats_file_per_level_streaks_and_rate(tmp_path) -> None:
@@ -346,6 +351,9 @@ def test_stats_file_per_level_streaks_and_rate(tmp_path) -> None:
     f.record("hard", False, 4, 10, 0)
     again = StatsFile(tmp_path / "stats.json")
     assert again.get("easy").wins == 1 and again.get("hard").losses == 1 and again.get("normal").games == 0
+    (tmp_path / "v2.json").write_text('{"version": 2, "levels": {}}')
+    with pytest.raises(ValueError, match="reads version 1"):
+        StatsFile(tmp_path / "v2.json")
     (tmp_path / "bad.json").write_text("not json")
     with pytest.raises(ValueError, match="not a statistics file"):
         StatsFile(tmp_path / "bad.json")
