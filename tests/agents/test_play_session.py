@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import NEAR_WIN, position
+from conftest import DEAD_END, NEAR_WIN, position
 
 from agents.play.progress import finish_line, no_progress
 from agents.play.score import score_of
@@ -27,17 +27,6 @@ class Clock:
         return self.now
 
 
-# Stock spent, legal moves (a JH or a QH onto a heart one higher), and no card can ever go home: both
-# 10s of hearts lie under the spade kings, the spade queens under the spade kings, no empty column.
-DEAD = """\
-variant: classic columns=4
-stock:
-waste: JH JH
-1: TH QS KS
-2: TH QS KS
-3: KH QH
-4: QH KH
-"""
 
 # Stock and waste empty; the spade queen lies under a king, so an empty column is needed first.
 NEEDS_REARRANGING = """\
@@ -274,7 +263,7 @@ def test_auto_finish_is_offered_only_when_everything_can_go_home(clock: Clock) -
 
 
 def test_no_progress_warning_once_the_stock_is_spent(clock: Clock) -> None:
-    dead = position(DEAD)
+    dead = position(DEAD_END)
     s = PlaySession(None, dead.variant, position=dead, clock=clock)
     assert s.legal_moves() == ["w>3", "3>4"]  # moves there are, but none leads home
     assert no_progress(s.game) is True
@@ -391,8 +380,9 @@ def test_a_tap_sends_a_card_to_its_best_place(clock: Clock) -> None:
 
 def test_the_no_progress_search_never_reads_a_face_down_card() -> None:
     """Turning a face-down card up counts as hope: the player cannot know it does not help."""
-    face_up = position(DEAD)
-    face_down = position(DEAD.replace("classic columns=4", "classic columns=4 face_down=1").replace("3: KH", "3: #KH"))
+    face_up = position(DEAD_END)
+    text = DEAD_END.replace("classic columns=4", "classic columns=4 face_down=1").replace("3: KH", "3: #KH")
+    face_down = position(text)
     assert face_down.face_down == [0, 0, 1, 0]
     assert no_progress(face_up) is True
     assert no_progress(face_down) is False  # 3>4 turns the KH up

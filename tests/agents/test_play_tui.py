@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import NEAR_WIN, position
+from conftest import DEAD_END, NEAR_WIN, position
 
 from agents.play.session import PlaySession
 from agents.play.stats import StatsFile
@@ -15,15 +15,6 @@ from forty_thieves_env import deal
 
 pytest.importorskip("textual")
 
-DEAD = """\
-variant: classic columns=4
-stock:
-waste: JH JH
-1: TH QS KS
-2: TH QS KS
-3: KH QH
-4: QH KH
-"""
 
 
 def run(app: PlayApp, script) -> None:
@@ -110,7 +101,7 @@ def test_auto_finish_then_the_results_card_and_statistics(tmp_path) -> None:
 
 def test_no_progress_warning_offers_undo_resign_or_replay(tmp_path) -> None:
     stats = StatsFile(tmp_path / "stats.json")
-    dead = position(DEAD)
+    dead = position(DEAD_END)
     session = PlaySession(None, dead.variant, position=dead, stats=stats)
     app = PlayApp(session, tick=0)
 

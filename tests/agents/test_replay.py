@@ -136,20 +136,12 @@ def _driver(tmp_path):
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install .[play])")
     from selenium.webdriver.chrome.service import Service
 
+    from agents.play.figures import CHROMIUM_FLAGS
+
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-        "--window-size=1100,800",
-    ):
+    # A closed network and a new, empty profile: nothing is fetched, nothing is remembered.
+    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1100,800"):
         options.add_argument(flag)
     # The driver's path given, selenium never looks for (or downloads) one.
     return webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
