@@ -46,12 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``forty-thieves play`` arguments (read by :func:`run_cli`)."""
     parser.add_argument("--level", choices=("easy", "normal", "hard"), help="difficulty level (default: hard)")
     parser.add_argument("--variant", help="play a preset instead of a level (josephine, streets, ...)")
-    parser.add_argument("--rule", action="append", metavar="KEY=VALUE", help="a variant option, e.g. redeals=1")
+    parser.add_argument("--rule", action="append", metavar="KEY=VALUE", help="a variant option (repeatable)")
     parser.add_argument("--deal", type=int, help="deal number (default: a random deal)")
     parser.add_argument("--winnable-only", action="store_true", help="deal only deals proven winnable")
     parser.add_argument("--position", help="practise a position file instead of a deal")
     parser.add_argument("--auto-play", action="store_true", help="send safe cards home after each move")
-    parser.add_argument("--hint-agent", default="heuristic", choices=("heuristic", "lookahead"))
+    parser.add_argument(
+        "--hint-agent", default="heuristic", choices=("heuristic", "lookahead"), help="who hints (default: heuristic)"
+    )
     parser.add_argument("--new", action="store_true", help="start a new game even if one is saved")
     parser.add_argument("--data-dir", help="folder of save.json and stats.json")
     parser.add_argument("--seed", type=int, help="seed of the random deal draws")

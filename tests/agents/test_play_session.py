@@ -214,19 +214,20 @@ def test_levels_and_share_reproduce_the_deal(clock: Clock) -> None:
         assert again.game == s.game
 
 
-def test_hint_is_legal_and_sees_only_the_players_view(clock: Clock) -> None:
-    s = PlaySession("hard", deal=21, clock=clock)
+@pytest.mark.parametrize(("agent", "moves"), [("heuristic", 15), ("lookahead", 3)])
+def test_hint_is_legal_and_sees_only_the_players_view(clock: Clock, agent: str, moves: int) -> None:
+    s = PlaySession("hard", deal=21, clock=clock, hint_agent=agent)
     rng = np.random.default_rng(0)
-    for _ in range(15):
+    for _ in range(moves):
         move = s.hint()
         assert move in s.legal_moves()
         # The same table with the stock in another order gets the same hint.
         g = s.game
         other = GameState.from_parts(g.variant, g.columns, list(rng.permutation(g.stock)), g.waste, g.foundations)
-        twin = PlaySession("hard", position=other, clock=clock)
+        twin = PlaySession("hard", position=other, clock=clock, hint_agent=agent)
         assert twin.hint() == move
         s.play(move)
-    assert s.hints == 15
+    assert s.hints == moves
 
 
 def test_auto_play_sends_safe_cards_home_as_part_of_the_move(clock: Clock) -> None:
