@@ -94,7 +94,7 @@ class PlaySession:
         level: ``"easy"``, ``"normal"`` or ``"hard"`` (the rules and deal pool of the rule page);
             or ``None`` to play ``variant``.
         variant: A preset name or :class:`~forty_thieves_env.engine.variants.Variant` (only
-            without ``level``).
+            without ``level``); with neither, classic (which is Hard).
         deal: The deal number, or ``None`` for a random one from the pool.
         winnable_only: Deal only proven-winnable deals (Easy always does).
         auto_play: Send safe cards home after each move.
@@ -112,7 +112,7 @@ class PlaySession:
 
     def __init__(
         self,
-        level: str | Level | None = "hard",
+        level: str | Level | None = None,
         variant: str | Variant | None = None,
         *,
         deal: int | None = None,

@@ -47,7 +47,7 @@ class Setup:
 
     @classmethod
     def of(
-        cls, level: str | Level | None = "hard", variant: str | Variant | None = None, winnable_only: bool = False
+        cls, level: str | Level | None = None, variant: str | Variant | None = None, winnable_only: bool = False
     ) -> Setup:
         """A level's setup (``winnable_only`` may narrow its deals), or a variant's.
 

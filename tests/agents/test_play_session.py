@@ -387,3 +387,10 @@ def test_the_no_progress_search_never_reads_a_face_down_card() -> None:
     assert face_down.face_down == [0, 0, 1, 0]
     assert no_progress(face_up) is True
     assert no_progress(face_down) is False  # 3>4 turns the KH up
+
+
+def test_a_variant_alone_needs_no_level_and_neither_is_hard(clock: Clock) -> None:
+    assert PlaySession(variant="streets", deal=2, clock=clock).label == "streets"
+    assert PlaySession(deal=2, clock=clock).label == "hard"
+    with pytest.raises(ValueError, match="a level or a variant, not both"):
+        PlaySession("easy", "classic", deal=2, clock=clock)
