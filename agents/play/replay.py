@@ -31,6 +31,7 @@ from forty_thieves_env.text.notation import format_move
 
 __all__ = [
     "ALPHABET",
+    "FACE_DOWN",
     "Replay",
     "agent_replay",
     "encode_game",
@@ -43,6 +44,8 @@ __all__ = [
 #: One character per card code (``suit * 13 + rank``, suits C S H D): letters, so no escaping.
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 assert len(ALPHABET) == N_CODES
+#: A face-down card in a column (its identity stays out of the page).
+FACE_DOWN = "#"
 #: Milliseconds between moves when the page plays.
 INTERVAL_MS = 500
 
@@ -51,13 +54,17 @@ def encode_position(game: GameState) -> str:
     """A position as ``stock|redeals|foundations|face-down|waste|column 1|...|column C``.
 
     Counts are decimal, the eight foundation heights hex digits, the face-down counts base-36
-    digits (one a column), cards one :data:`ALPHABET` letter each (columns bottom first).
-    The stock's cards are not written: the page, like a player, sees only how many there are.
+    digits (one a column), cards one :data:`ALPHABET` letter each (columns bottom first), a
+    face-down card :data:`FACE_DOWN`. Neither the stock's cards nor the face-down ones are
+    written: the page, like the render and a player, shows only their backs.
     """
     found = "".join(f"{h:x}" for h in game.foundations)
     down = "".join(_base36(d) for d in game.face_down)
     waste = "".join(ALPHABET[c] for c in game.waste)
-    cols = ["".join(ALPHABET[c] for c in col) for col in game.columns]
+    cols = [
+        "".join(FACE_DOWN if t < d else ALPHABET[c] for t, c in enumerate(col))
+        for col, d in zip(game.columns, game.face_down, strict=True)
+    ]
     return "|".join([str(len(game.stock)), str(game.redeals_left), found, down, waste, *cols])
 
 

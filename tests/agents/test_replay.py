@@ -19,6 +19,7 @@ from conftest import NEAR_WIN, NEAR_WIN_SCRIPT, position
 
 from agents.play.replay import (
     ALPHABET,
+    FACE_DOWN,
     Replay,
     agent_replay,
     encode_game,
@@ -44,8 +45,14 @@ def decode(text: str) -> dict:
         "found": [int(h, 16) for h in f[2]],
         "down": [int(h, 36) for h in f[3]],
         "waste": [ALPHABET.index(c) for c in f[4]],
-        "columns": [[ALPHABET.index(c) for c in col] for col in f[5:]],
+        "columns": [[None if c == FACE_DOWN else ALPHABET.index(c) for c in col] for col in f[5:]],
     }
+
+
+def visible(game) -> list[list[int | None]]:
+    """The columns as a player sees them: face-down cards are ``None``."""
+    pairs = zip(game.columns, game.face_down, strict=True)
+    return [[None if t < d else c for t, c in enumerate(col)] for col, d in pairs]
 
 
 def page_data(html: str) -> dict:
@@ -54,6 +61,7 @@ def page_data(html: str) -> dict:
 
 
 def test_positions_encode_what_a_player_sees() -> None:
+    assert any(deal("rank_and_file", 9).face_down)  # hidden cards that must stay out of the page
     for variant, number in (("classic", 4), ("rank_and_file", 9), ("limited", 2)):
         game = deal(variant, number)
         for _ in range(3):
@@ -61,7 +69,7 @@ def test_positions_encode_what_a_player_sees() -> None:
         d = decode(encode_position(game))
         assert d["stock"] == len(game.stock) and d["redeals"] == game.redeals_left
         assert d["found"] == game.foundations and d["down"] == game.face_down
-        assert d["waste"] == game.waste and d["columns"] == game.columns
+        assert d["waste"] == game.waste and d["columns"] == visible(game)
 
 
 def test_page_is_self_contained_and_holds_every_position() -> None:
