@@ -3,7 +3,8 @@
 Subpackages, bottom-up: :mod:`agents.hashing` (shared hash helpers), :mod:`agents.players`
 (the agent protocol and every player), :mod:`agents.search` (the perfect-information solver),
 :mod:`agents.evaluation` (games, solve sweeps, statistics, the env bench),
-:mod:`agents.training` (configs, MaskablePPO training, the demo, the notebook runner) and
+:mod:`agents.training` (configs, MaskablePPO training, the demo, the notebook runner),
+:mod:`agents.play` (a person's game in the terminal, browser replays of any game) and
 :mod:`agents.cli` (the ``forty-thieves`` command).
 """
 

@@ -168,6 +168,20 @@ foundations: KC KC KD KD KH QH JS JS
 """
 NEAR_WIN_SCRIPT = ["s", "w>f", "s", "w>3", "3>1", "2>f", "1>f", "1>f", "2>f"]
 
+# A dead end (partial, for position()): the stock spent, legal moves (a JH or a QH onto a heart one
+# higher), and no card can ever go home: both 10s of hearts and both spade queens lie under the spade
+# kings, and there is no empty column.
+DEAD_END = """\
+variant: classic columns=4
+stock:
+waste: JH JH
+1: TH QS KS
+2: TH QS KS
+3: KH QH
+4: QH KH
+"""
+
+
 
 @pytest.fixture
 def one_torch_thread():

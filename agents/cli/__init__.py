@@ -16,6 +16,11 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "deal": ("agents.cli.deal", "print the starting position of a numbered deal (PySolFC game number)"),
     "moves": ("agents.cli.moves", "list the legal moves of a position file ('-' reads stdin)"),
+    "play": ("agents.cli.play", "play a deal in the terminal: undo, hints, levels, score, statistics, save/resume"),
+    "replay": (
+        "agents.play.replay",
+        "write one self-contained HTML page replaying an agent's game, a saved game or an evaluate row",
+    ),
     "evaluate": (
         "agents.evaluation.evaluate",
         "play an agent once on each deal of a split; write results.json/.csv",

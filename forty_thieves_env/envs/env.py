@@ -127,7 +127,8 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     * ``winnable_only``: deal only deals that the solver proved winnable, from the variant's
       shipped set (:mod:`.winnable`: training deals, each with a winning line; a biased,
       easier subset). With ``deals`` it keeps the given deals that are in the set (an error
-      if none is). Only the unmodified presets have sets. ``options={"deal": n}`` still
+      if none is). Only the unmodified presets have sets, and variants that only relax
+      one (more redeals, longer run moves) share it. ``options={"deal": n}`` still
       plays any deal.
     * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (``(H, W, 3) uint8``).
     * any :class:`~forty_thieves_env.engine.variants.Variant` option as a keyword (``redeals=1``,

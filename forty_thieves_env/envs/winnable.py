@@ -12,6 +12,10 @@ training range (:data:`forty_thieves_env.engine.deals.TRAIN_RANGE`), never from 
 ``FortyThievesEnv(winnable_only=True)`` (and the vector envs) deal only from them; an
 agent trained that way is still evaluated on the ordinary splits.
 
+A modified preset that only *relaxes* a preset with a set (more redeals, longer run moves: the
+Easy level is classic with one redeal and supermoves) takes that preset's set: every winning
+line of the preset is still a legal line under the relaxed rules.
+
 Like the engine, this module imports neither gymnasium nor torch.
 """
 
@@ -25,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.variants import PRESETS, Variant, get_variant
+from ..engine.variants import PRESETS, RUN_MOVES, Variant, get_variant
 
 __all__ = ["available", "certificate", "meta", "restrict_deals", "winnable_deals"]
 
@@ -43,16 +47,38 @@ def available() -> list[str]:
     return sorted(n for n in names if n in PRESETS)
 
 
-def _preset_name(variant: str | Variant) -> str:
-    """The preset a variant is; a modified preset (other options) has no set of its own."""
+def _relaxes(variant: Variant, preset: Variant) -> bool:
+    """Whether every line of play of ``preset`` is a line of play of ``variant`` too.
+
+    True when the two differ only in rules that allow *more*: more redeals (the stock move is
+    legal in more positions, nothing else changes), or run moves that carry more cards
+    (``"none"`` < ``"supermove"`` < ``"free"``; a single-card move is legal in all three).
+    A deal won in ``preset`` is then won in ``variant`` by the same moves, so the preset's
+    winnable set and certificates hold for it.
+    """
+    same = ("columns", "cards_per_column", "face_down", "build", "auto_play_safe")
+    return (
+        all(getattr(variant, f) == getattr(preset, f) for f in same)
+        and variant.redeals >= preset.redeals
+        and RUN_MOVES.index(variant.run_moves) >= RUN_MOVES.index(preset.run_moves)
+    )
+
+
+def _set_names(variant: str | Variant) -> list[str]:
+    """The shipped sets that hold for ``variant``: an unmodified preset's own (shipped or not), or
+    for a modified one, the sets of the shipped presets it relaxes (:func:`_relaxes`)."""
     v = get_variant(variant)
     preset = PRESETS.get(v.name)
-    if preset is None or preset != v:
+    if preset is not None and preset == v:
+        return [v.name]
+    names = [n for n in available() if _relaxes(v, PRESETS[n])]
+    if not names:
         raise ValueError(
             f"no winnable set for a custom variant ({v}); sets exist only for the unmodified presets "
-            f"{', '.join(available()) or '(none)'}"
+            f"{', '.join(available()) or '(none)'} and for variants that only relax them (more redeals, "
+            "longer run moves)"
         )
-    return v.name
+    return names
 
 
 @cache
@@ -72,7 +98,10 @@ def winnable_deals(variant: str | Variant = "classic") -> np.ndarray:
     Raises:
         ValueError: an unknown variant, a modified preset, or a preset without a set.
     """
-    return _load(_preset_name(variant))["deals"].copy()
+    names = _set_names(variant)
+    if len(names) == 1:
+        return _load(names[0])["deals"].copy()
+    return np.unique(np.concatenate([_load(n)["deals"] for n in names]))
 
 
 def certificate(variant: str | Variant, deal: int) -> list[str]:
@@ -81,16 +110,25 @@ def certificate(variant: str | Variant, deal: int) -> list[str]:
     Raises:
         ValueError: no set for ``variant``, or ``deal`` is not in it.
     """
-    certs = _load(_preset_name(variant))["certificates"]
     d = int(deal)
-    if d not in certs:
-        raise ValueError(f"deal {d} is not in the {get_variant(variant).name} winnable set")
-    return certs[d].split()
+    for name in _set_names(variant):
+        certs = _load(name)["certificates"]
+        if d in certs:
+            return certs[d].split()
+    raise ValueError(f"deal {d} is not in the {get_variant(variant).name} winnable set")
 
 
 def meta(variant: str | Variant = "classic") -> dict[str, Any]:
-    """How the set was made: solver budget, command, date, deals searched, won/lost/unknown counts."""
-    return dict(_load(_preset_name(variant))["meta"])
+    """How the set was made: solver budget, command, date, deals searched, won/lost/unknown counts.
+
+    For a variant that relaxes a preset (:func:`_relaxes`), the meta of the first set it takes
+    its deals from, with ``inherited_from`` naming every such set.
+    """
+    names = _set_names(variant)
+    out = dict(_load(names[0])["meta"])
+    if get_variant(variant) != PRESETS.get(names[0]):
+        out["inherited_from"] = names
+    return out
 
 
 def restrict_deals(variant: str | Variant, deals: np.ndarray | None) -> np.ndarray:

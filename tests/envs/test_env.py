@@ -28,10 +28,12 @@ from forty_thieves_env import (
 from forty_thieves_env.engine.cards import N_CARDS
 from forty_thieves_env.engine.deals import SPLITS, TRAIN_RANGE
 from forty_thieves_env.engine.rules import is_legal
-from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
+from forty_thieves_env.envs.levels import LEVELS
+from forty_thieves_env.envs.registration import LEVEL_IDS, MAX_EPISODE_STEPS
 from forty_thieves_env.envs.rewards import FoundationReward
 
-IDS = list(ENV_IDS)
+# The difficulty levels' ids go through the same checks as the presets' ids.
+IDS = list(ENV_IDS) + list(LEVEL_IDS)
 
 
 # Classic, only spades out: every column top is K, J, 9, 7 or 5 (none fits on another), so the
@@ -186,11 +188,13 @@ def test_seeded_resets_give_a_reproducible_sequence_of_deals() -> None:
 
 
 def test_reset_deal_option_plays_that_deal() -> None:
-    for env_id, preset in ENV_IDS.items():
+    rules = {env_id: get_variant(preset) for env_id, preset in ENV_IDS.items()}
+    rules.update({env_id: LEVELS[name].variant for env_id, name in LEVEL_IDS.items()})
+    for env_id, variant in rules.items():
         env = gym.make(env_id)
-        _, info = env.reset(seed=0, options={"deal": 12345})
+        _, info = env.reset(seed=0, options={"deal": 12345})  # any deal, even on winnable-only Easy
         assert info["deal"] == 12345
-        assert env.unwrapped.position_text() == format_position(deal(preset, 12345))
+        assert env.unwrapped.position_text() == format_position(deal(variant, 12345))
     env = gym.make("FortyThieves-v0")
     with pytest.raises(ValueError):
         env.reset(options={"deal": 0})

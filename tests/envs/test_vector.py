@@ -23,8 +23,9 @@ import forty_thieves_env
 from forty_thieves_env import ENV_IDS, IllegalMoveError, deal, format_position, get_variant, parse_move
 from forty_thieves_env.engine.deals import SPLITS, TRAIN_RANGE
 from forty_thieves_env.envs.batch import PARALLEL_MIN_GAMES, BatchGames
+from forty_thieves_env.envs.levels import LEVELS
 from forty_thieves_env.envs.observation import ObservationEncoder, encode_obs, flat_place
-from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
+from forty_thieves_env.envs.registration import LEVEL_IDS, MAX_EPISODE_STEPS
 from forty_thieves_env.envs.rewards import FoundationReward
 from forty_thieves_env.envs.vector import FortyThievesVectorEnv
 
@@ -56,11 +57,13 @@ def choose(masks: np.ndarray, rng: np.random.Generator, p_any: float) -> np.ndar
 
 
 def test_make_vec_returns_the_native_env_for_every_id() -> None:
-    for env_id, preset in ENV_IDS.items():
+    rules = {env_id: get_variant(preset) for env_id, preset in ENV_IDS.items()}
+    rules.update({env_id: LEVELS[name].variant for env_id, name in LEVEL_IDS.items()})  # the levels too
+    for env_id, variant in rules.items():
         for mode in (None, "vector_entry_point"):
             envs = gym.make_vec(env_id, num_envs=3, vectorization_mode=mode)
             assert isinstance(envs, FortyThievesVectorEnv)
-            assert envs.variant == get_variant(preset) and envs.num_envs == 3
+            assert envs.variant == variant and envs.num_envs == 3
             assert envs.max_episode_steps == MAX_EPISODE_STEPS
             assert envs.metadata["autoreset_mode"] == NEXT
             ref = sync(env_id, 3)

@@ -84,9 +84,9 @@ def test_errors():
         with pytest.raises(ValueError, match="no winnable set"):
             gym.make("FortyThieves-v0", variant=missing[0], winnable_only=True)
     with pytest.raises(ValueError, match="custom variant"):
-        winnable_deals(get_variant("classic", redeals=2))
+        winnable_deals(get_variant("classic", auto_play_safe=True))
     with pytest.raises(ValueError, match="custom variant"):
-        gym.make("FortyThieves-v0", winnable_only=True, redeals=2)
+        gym.make("FortyThieves-v0", winnable_only=True, build="alternate")
     with pytest.raises(ValueError, match="not in the classic winnable set"):
         certificate("classic", 1)
     with pytest.raises(ValueError, match="leaves no deal"):
@@ -138,3 +138,22 @@ def test_vector_envs_deal_only_winnable():
     venv.reset()
     assert set(venv.batch.games[:, G_DEAL].tolist()) <= set(winnable_deals("classic").tolist())
     venv.close()
+
+
+def test_a_variant_that_only_relaxes_a_preset_shares_its_set():
+    """More redeals or longer run moves keep every winning line legal, so the set carries over."""
+    classic = winnable_deals("classic")
+    for changes in ({"redeals": 2}, {"run_moves": "supermove"}, {"redeals": 1, "run_moves": "supermove"}):
+        v = get_variant("classic", **changes)
+        np.testing.assert_array_equal(winnable_deals(v), classic)
+        assert meta(v)["inherited_from"][0] == "classic"
+        number = int(classic[5])
+        state = deal(v, number)
+        for move in certificate(v, number):
+            state.play(move)
+        assert state.is_won()
+    # Fewer redeals is not a relaxation of relaxed (whose own set needs its redeal), nor of classic
+    # with free runs taken away from it: only classic's set applies.
+    tight = get_variant("relaxed", redeals=0)
+    np.testing.assert_array_equal(winnable_deals(tight), classic)
+    assert "relaxed" not in meta(tight)["inherited_from"]
