@@ -9,6 +9,7 @@ gymnasium nor torch.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ..engine.layout import Cfg
 from ..engine.pcg64 import ST_LEN, check_range, export_state, import_state
 from ..engine.rules import cards_home, legal_mask
 from ..engine.variants import Variant
+from ..jitcache import compile_notice
 from ..text.errors import IllegalMoveError, ResetNeededError
 from ..text.explain import why_illegal
 from ..text.notation import format_move
@@ -47,6 +49,8 @@ PARALLEL_MIN_GAMES = 512
 #: Games per work item of a parallel step (see :meth:`BatchGames._run`): 64 games' per-step
 #: flags fill one cache line, so that two threads seldom write the same line.
 PARALLEL_CHUNK = 64
+#: The kernels this process has called once (compiled or loaded): later calls need no notice.
+_WARM: set[object] = set()
 
 
 class BatchGames:
@@ -284,19 +288,21 @@ class BatchGames:
             drawn = np.flatnonzero(which)
         else:
             drawn = np.zeros(0, dtype=np.int64)
-        reset_batch(
-            self.states,
-            self.cfg,
-            self.masks,
-            self.obs,
-            self.obs_lay,
-            self.games,
-            self.ep_return,
-            self.params,
-            which,
-            numbers,
-            self.decks,
-        )
+        with compile_notice("the batch reset kernel") if reset_batch not in _WARM else nullcontext():
+            reset_batch(
+                self.states,
+                self.cfg,
+                self.masks,
+                self.obs,
+                self.obs_lay,
+                self.games,
+                self.ep_return,
+                self.params,
+                which,
+                numbers,
+                self.decks,
+            )
+        _WARM.add(reset_batch)
         self.flags[:, which] = False
         self.rewards[which] = 0.0
         self._refill(drawn)
@@ -369,7 +375,12 @@ class BatchGames:
             self.deal_pool,
             *outs,
         )  # in the order step_games unpacks them
-        self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+        if kernel in _WARM:
+            self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+            return
+        with compile_notice("the batch step kernel"):  # the first call of this process may compile it
+            self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+        _WARM.add(kernel)
 
     def _run(self, kernel, *args) -> None:
         """Call a kernel; a parallel one hands its chunks of :data:`PARALLEL_CHUNK` games to

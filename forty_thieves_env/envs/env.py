@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, NamedTuple, SupportsFloat
 
 import gymnasium as gym
@@ -16,6 +17,7 @@ from ..engine.layout import Cfg
 from ..engine.rules import cards_home, legal_mask
 from ..engine.state_check import check_state
 from ..engine.variants import Variant
+from ..jitcache import compile_notice
 from ..text.errors import IllegalMoveError
 from ..text.explain import why_illegal
 from ..text.game import GameState
@@ -30,6 +32,8 @@ from .step import G_CARDS, G_LEGAL, G_LEN, G_MOVES, ST_ILLEGAL, ST_TERMINATED, S
 __all__ = ["EnvState", "FortyThievesEnv"]
 
 Observation = dict[str, np.ndarray] | np.ndarray
+#: Whether this process has run the step kernel once (compiled or loaded from numba's cache).
+_WARM = False
 
 
 class EnvState(NamedTuple):
@@ -209,15 +213,36 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         position = check_position(self.variant, options["position"]) if "position" in options else None
         number = check_reset_deal(options["deal"]) if "deal" in options else None
         super().reset(seed=seed)
-        if position is not None:
-            self._s[:] = position
-            self._deal = 0
-        else:
-            number = self._draw_deal() if number is None else number
-            deal_layout(self._s, self.cfg, shuffled_pack(number))
-            self._deal = number
-        self._sync(0)
+        with compile_notice("the environment's kernels") if not _WARM else nullcontext():
+            if position is not None:
+                self._s[:] = position
+                self._deal = 0
+            else:
+                number = self._draw_deal() if number is None else number
+                deal_layout(self._s, self.cfg, shuffled_pack(number))
+                self._deal = number
+            self._sync(0)
+            if not _WARM:
+                self._warm_step()
         return self._encoder.observation(), self._info(False, False)
+
+    def _warm_step(self) -> None:
+        """Compile (or load) the step kernel at the process's first reset, under its notice, with
+        a refused action on copies: the first step then costs what every step costs."""
+        global _WARM
+        enc = self._encoder
+        step_one(
+            self._s.copy(),
+            self.cfg,
+            self._mask.copy(),
+            enc.buffer.copy(),
+            enc.place,
+            self._spec,
+            -1,
+            self._params,
+            self._counters.copy(),
+        )
+        _WARM = True
 
     def step(self, action: int | np.integer) -> tuple[Observation, SupportsFloat, bool, bool, dict]:
         """Play one action; see the class docstring for rewards, episode end and ``info``.
