@@ -112,11 +112,16 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     ``terminated`` when the game is won or no legal move is left (also on an illegal action
     with ``illegal_action="terminate"``); ``truncated`` only by the ``TimeLimit`` that each
     registered id carries (``max_episode_steps=1000``, far beyond a real game, to stop
-    shuffling loops). ``info`` always holds ``deal`` (0 when started from a position),
+    shuffling loops). Once an episode has terminated, :meth:`step` raises
+    ``gymnasium.error.ResetNeeded`` (and changes nothing) until :meth:`reset`; so does a step
+    before the first reset (docs/validation.md). ``info`` always holds ``deal`` (0 when started from a position),
     ``moves`` (legal moves played), ``cards_on_foundations``, ``won``, ``illegal_action``
     and ``action_mask``.
 
     ## Arguments
+
+    Every argument is checked before anything is made (:mod:`forty_thieves_env.engine.checks`):
+    flags must be bools, numbers integers (numpy ones too), choices one of their strings.
 
     * ``variant``: a preset name (``"classic"``, ``"josephine"``, ``"streets"``, ``"maria"``,
       ``"limited"``, ``"rank_and_file"``, ``"relaxed"``) or a :class:`~forty_thieves_env.engine.variants.Variant`
@@ -129,7 +134,8 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
       ``info["illegal_action"]`` is true. ``"raise"``: :class:`~forty_thieves_env.text.errors.IllegalMoveError`
       naming the move and why it is illegal, state unchanged. ``"terminate"``: as
       ``"penalize"`` but the episode ends.
-    * ``deals``: the deal numbers a reset draws from: a split name (``"test"``: 1..1000,
+    * ``deals``: the deal numbers (integers 1..2**63-1, as ``options={"deal": n}``) a
+      reset draws from: a split name (``"test"``: 1..1000,
       ``"validation"``: 1001..2000, see :func:`forty_thieves_env.engine.deals.deal_split`) or a sequence of numbers.
     * ``winnable_only``: deal only deals that the solver proved winnable, from the variant's
       shipped set (:mod:`.winnable`: training deals, each with a winning line; a biased,

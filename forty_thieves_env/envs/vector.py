@@ -34,6 +34,9 @@ all the games (:mod:`.batch`).
   without building infos.
 * **Time limit**: ``max_episode_steps`` (1000 for the registered ids, like their
   ``TimeLimit``) counts every step of an episode, refused actions included.
+* **Actions**: exactly ``N`` integers (a scalar is not broadcast; floats are refused);
+  an integer outside the action space, however large, is an illegal action. A step before
+  the first reset raises ``gymnasium.error.ResetNeeded``.
 * **Illegal actions**: ``"penalize"`` and ``"terminate"`` per game, as the single
   environment; ``"raise"`` checks the whole batch first and raises
   :class:`~forty_thieves_env.text.errors.IllegalMoveError` (naming the game) before any game moves.
