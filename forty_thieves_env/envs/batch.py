@@ -274,7 +274,7 @@ class BatchGames:
             self._load_positions(arrays, which)
             return
         if deal is not None:
-            if not isinstance(deal, (Sequence, np.ndarray)) or isinstance(deal, str):
+            if not isinstance(deal, (Sequence, np.ndarray)) or isinstance(deal, str) or np.ndim(deal) == 0:
                 numbers = np.full(n, check_reset_deal(deal), dtype=np.int64)  # one number for every game
             else:
                 numbers = check_deal_numbers(deal, "options['deal']", MAX_ENV_DEAL)

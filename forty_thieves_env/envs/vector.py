@@ -174,7 +174,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         mask = options.get("reset_mask")
         if mask is not None:
             if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
-                raise ValueError(f"options['reset_mask'] must be a ({self.num_envs},) bool array")
+                raise ValueError(f"options['reset_mask'] must be a ({self.num_envs},) bool array, got {mask!r}")
             if not mask.any():
                 raise ValueError("options['reset_mask'] must be true for at least one game")
         self._batch.reset(seed=seed, deal=options.get("deal"), which=mask, position=options.get("position"))

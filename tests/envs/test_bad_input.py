@@ -115,6 +115,7 @@ BAD_DEALS = [
     (2**63 + 5, ValueError),
     (10**20, ValueError),
     (np.uint64(2**63 + 5), ValueError),
+    (np.array(5), TypeError),  # an array, even 0-d, is not a deal number
     (1.5, TypeError),
     (7.0, TypeError),
     (True, TypeError),
