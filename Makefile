@@ -16,6 +16,8 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(PIP_LINKS) "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install -q $(PIP_LINKS) -e ".[dev]"
+	# Compile the numba kernels now, so that the first run does not (see forty_thieves_env/warmup.py).
+	$(BIN)/python -m forty_thieves_env.warmup
 	touch $@
 
 # The default recipe on a demo budget on classic (imitation of the heuristic, then PPO), a table

@@ -16,7 +16,11 @@ import; a read-only install is left alone.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 #: The file in ``__pycache__`` that holds the digest of the sources the cached kernels came from.
@@ -61,3 +65,38 @@ def sync(package_dir: Path, sources: Iterable[Path]) -> bool:
 def package_sources(*package_dirs: Path) -> list[Path]:
     """The ``.py`` files in each of ``package_dirs`` and their subpackages."""
     return [p for d in package_dirs for p in d.rglob("*.py")]
+
+
+_NOTICE_DELAY = 1.0  # seconds a first call may take before the notice is printed (a cache load takes ~0.1 s)
+
+
+@contextmanager
+def compile_notice(what: str) -> Iterator[None]:
+    """Say on stderr what is happening when the call inside takes long: numba compiling ``what``.
+
+    A cold cache makes the first reset or step of a process compile the kernels (tens of
+    seconds on a slow machine); a warm one loads them in a fraction of a second. The line is
+    printed only if the call is still running after :data:`_NOTICE_DELAY` seconds, and a
+    second line says how long it took, so that a first run never looks like a hang::
+
+        forty-thieves-env: compiling the vector env's step kernel (first run only; cached for the next) ...
+        forty-thieves-env: ... compiled in 21 s
+
+    Running ``python -m forty_thieves_env.warmup`` once after installing compiles everything ahead.
+    """
+    start = time.perf_counter()
+    shown = threading.Event()
+
+    def notice() -> None:
+        shown.set()
+        print(f"forty-thieves-env: compiling {what} (first run only; cached for the next) ...", file=sys.stderr)
+
+    timer = threading.Timer(_NOTICE_DELAY, notice)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        if shown.is_set():
+            print(f"forty-thieves-env: ... compiled in {time.perf_counter() - start:.0f} s", file=sys.stderr)

@@ -77,3 +77,19 @@ def test_sync_reads_and_drops_subpackages(tmp_path: Path) -> None:
     rules.write_text("A = 2\n")
     assert jitcache.sync(pkg, jitcache.package_sources(pkg))
     assert _cached(sub) == set()
+
+
+def test_a_slow_first_call_says_what_it_is_compiling(monkeypatch, capsys) -> None:
+    import time
+
+    from forty_thieves_env import jitcache
+
+    monkeypatch.setattr(jitcache, "_NOTICE_DELAY", 0.05)
+    with jitcache.compile_notice("the test kernel"):
+        time.sleep(0.3)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("forty-thieves-env: compiling the test kernel (first run only")
+    assert err[1].startswith("forty-thieves-env: ... compiled in")
+    with jitcache.compile_notice("the test kernel"):
+        pass  # a cache load: quick, and nothing said
+    assert capsys.readouterr().err == ""

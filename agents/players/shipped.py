@@ -209,9 +209,9 @@ def model_info(zip_path: Path) -> ModelInfo | None:
 
 def info_from_run(run_dir: Path, zip_path: Path, name: str | None = None) -> ModelInfo:
     """A run folder's model described from what ``forty-thieves train`` wrote there."""
-    import yaml
+    from agents.yamlfile import load_yaml
 
-    raw = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml(run_dir / "config.yaml")
     if not isinstance(raw, dict) or len(raw) != 1:
         raise ValueError(f"{run_dir / 'config.yaml'}: not a run's config (one section keyed by env id)")
     env_id, config = next(iter(raw.items()))

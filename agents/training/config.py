@@ -33,6 +33,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agents.yamlfile import YAMLFileError, load_yaml
+
 DEFAULT_SECTION = "default"
 DEFAULT_ENV_ID = "FortyThieves-v0"
 
@@ -400,12 +402,12 @@ def validate_section(data: Mapping[str, Any], where: str = "config") -> TrainCon
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The raw sections of a config file (YAML anchors resolved)."""
     path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: no such config file")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+        raw = load_yaml(path)
+    except YAMLFileError as err:
+        raise ConfigError(str(err)) from None
     if not isinstance(raw, dict) or not raw:
         raise ConfigError(f"{path}: a config file is a mapping of env ids (and 'default') to sections")
     return raw

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, njit, types
 from numba import uint64 as u64
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
 #: Multiplying a word of eight 0/1 bytes by this puts their sum in the top byte.
@@ -29,6 +30,22 @@ def _pointer(typingctx, address, dtype):
     return sig, codegen
 
 
+@intrinsic
+def _typed_like(typingctx, view, a):
+    """``view`` (an array of ``a``'s dtype, rank and layout) typed read-only when ``a`` is.
+
+    Both types share one data model, so this is only a change of type; it keeps kernels that
+    take a read-only array (a variant's config) at one compiled signature whether they are
+    called with the array itself or with an :func:`unowned` view of it.
+    """
+    ret = view.copy(readonly=True) if not a.mutable else view
+
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, ret, args[0])
+
+    return ret(view, a), codegen
+
+
 @njit(cache=True, inline="always")
 def unowned(a):
     """A view of the C-contiguous array ``a`` that carries no reference count.
@@ -36,9 +53,11 @@ def unowned(a):
     A row view of an array passed in from Python shares that array's reference count, which
     numba raises and lowers atomically around every use; with two threads stepping games of
     the same arrays that count's cache line bounces between the cores on every game. Views of
-    this one (valid while ``a`` is, i.e. during the kernel call) have none.
+    this one (valid while ``a`` is, i.e. during the kernel call) have none. A read-only ``a``
+    gives a read-only view, of the same numba type as ``a``: the kernels it is passed to
+    compile once for both.
     """
-    return carray(_pointer(a.ctypes.data, a.dtype), a.shape)
+    return _typed_like(carray(_pointer(a.ctypes.data, a.dtype), a.shape), a)
 
 
 @intrinsic

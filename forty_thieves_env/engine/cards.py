@@ -58,3 +58,8 @@ def full_pack() -> np.ndarray:
         ``(104,)`` int8 array of card codes.
     """
     return np.tile(np.arange(N_CODES, dtype=np.int8), 2)
+
+
+def card_name(code: int) -> str:
+    """Two-character name of a card code (``"TH"``), for the engine's own messages."""
+    return RANK_LETTERS[code % N_RANKS] + SUIT_LETTERS[code // N_RANKS]

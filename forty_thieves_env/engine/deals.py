@@ -17,13 +17,19 @@ import numpy as np
 from numba import njit
 
 from .cards import EMPTY, N_CARDS, full_pack
+from .checks import check_int, is_integer
 from .layout import Cfg, Slot
 from .rules import auto_play
 
 #: Deal numbers below this use PySolFC's Microsoft-compatible LCG.
 MS_LIMIT = 32000
-#: Largest deal number PySolFC accepts (its Mersenne Twister seed range).
+#: Largest deal number PySolFC accepts (its Mersenne Twister seed range): :func:`shuffled_pack`
+#: and :func:`forty_thieves_env.text.game.deal` take 1..MAX_DEAL.
 MAX_DEAL = 10**20
+#: Largest deal number an environment plays: environments report deal numbers in ``int64``
+#: arrays (``info["deal"]``, a vector env's infos) and their kernels deal them, so every
+#: environment, its ``deals=`` argument and its ``reset(options={"deal": n})`` take 1..2**63-1.
+MAX_ENV_DEAL = 2**63 - 1
 
 #: Fixed evaluation splits, the same numbers in every variant. Training draws deal numbers
 #: from ``TRAIN_RANGE`` (inclusive), which shares no number with them.
@@ -42,14 +48,53 @@ def deal_split(name: str) -> np.ndarray:
     return np.arange(SPLITS[name].start, SPLITS[name].stop, dtype=np.int64)
 
 
-def check_deal_number(number: int) -> int:
-    """Validate a deal number (1..10**20) and return it as ``int``."""
-    if isinstance(number, bool) or not isinstance(number, (int, np.integer)):
-        raise TypeError(f"deal number must be an int, got {number!r}")
-    number = int(number)
-    if not 1 <= number <= MAX_DEAL:
-        raise ValueError(f"deal number must be 1..{MAX_DEAL}, got {number}")
-    return number
+def check_deal_number(number: object, name: str = "deal number", high: int = MAX_DEAL) -> int:
+    """A deal number checked to be an integer ``1..high`` (see :mod:`.checks`), as a Python ``int``.
+
+    Args:
+        number: What the caller gave.
+        name: The argument, as the message names it (``"options['deal']"``).
+        high: :data:`MAX_DEAL` for the engine, :data:`MAX_ENV_DEAL` for the environments.
+
+    Raises:
+        TypeError: not an integer (a float or a bool included).
+        ValueError: outside ``1..high``.
+    """
+    return check_int(number, name, 1, high)
+
+
+def check_deal_numbers(deals: object, name: str = "deals", high: int = MAX_ENV_DEAL) -> np.ndarray:
+    """A non-empty 1-D sequence (or array) of deal numbers, each checked as :func:`check_deal_number`,
+    as an ``int64`` array (a copy).
+
+    Raises:
+        TypeError: not a sequence of integers (a string, bytes, a scalar, floats).
+        ValueError: empty, not 1-D, or a number outside ``1..high``.
+    """
+    if isinstance(deals, (str, bytes, bytearray)) or not hasattr(deals, "__iter__"):
+        raise TypeError(f"{name} must be a non-empty sequence of deal numbers (integers), got {type(deals).__name__}")
+    if isinstance(deals, np.ndarray):
+        arr = deals
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D sequence of deal numbers, got an array of shape {arr.shape}")
+        if arr.dtype.kind in "iu":
+            if arr.size and (arr.min() < 1 or arr.max() > high):
+                bad = arr[(arr < 1) | (arr > high)][0]
+                check_deal_number(bad, f"{name}[{int(np.flatnonzero(arr == bad)[0])}]", high)
+        elif arr.dtype != object:
+            raise TypeError(f"{name} must hold deal numbers (integers), got an array of dtype {arr.dtype}")
+        values = arr.tolist() if arr.dtype == object else None
+    else:
+        values = list(deals)  # type: ignore[call-overload]
+    if values is not None:
+        for k, v in enumerate(values):
+            if not is_integer(v):
+                raise TypeError(f"{name}[{k}] must be an integer deal number 1..{high}, got {v!r} ({type(v).__name__})")
+            check_deal_number(v, f"{name}[{k}]", high)
+        arr = np.array(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
+    if arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of deal numbers, got an empty one")
+    return np.array(arr, dtype=np.int64)
 
 
 # Both generators are ported to numba so a batch of games can be re-dealt without Python;

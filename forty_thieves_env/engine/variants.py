@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .cards import N_CARDS, N_RANKS
+from .checks import check_choice, check_flag, check_int
 
 BuildRule = Literal["suit", "alternate"]
 RunMoves = Literal["none", "supermove", "free"]
@@ -30,6 +31,7 @@ RunMoves = Literal["none", "supermove", "free"]
 BUILD_RULES: tuple[str, ...] = ("suit", "alternate")
 RUN_MOVES: tuple[str, ...] = ("none", "supermove", "free")
 MAX_COLUMNS = 16
+MAX_REDEALS = 100
 
 
 @dataclass(frozen=True)
@@ -70,27 +72,32 @@ class Variant:
     auto_play_safe: bool = False
 
     def __post_init__(self) -> None:
-        def bad(field: str, why: str) -> None:
-            raise ValueError(f"variant {self.name!r}: {field} {why}")
+        # Checked with the package's one rule per kind of argument (:mod:`.checks`): an option
+        # is refused unless it is exactly of its kind, so that ``auto_play_safe="no"`` or
+        # ``redeals=1.5`` never slips through; numpy numbers are normalised to Python ones so
+        # that equal variants are equal (and hash alike) however they were made.
+        def where(field: str) -> str:
+            return f"variant {self.name!r}: {field}"
 
-        for field in ("columns", "cards_per_column", "face_down", "redeals"):
-            value = getattr(self, field)
-            if not isinstance(value, int) or isinstance(value, bool):
-                bad(field, f"must be an int, got {value!r}")
-        if not 1 <= self.columns <= MAX_COLUMNS:
-            bad("columns", f"must be 1..{MAX_COLUMNS}, got {self.columns}")
-        if self.cards_per_column < 1 or self.columns * self.cards_per_column >= N_CARDS:
-            bad("cards_per_column", f"must leave a stock, got {self.cards_per_column}")
-        if not 0 <= self.face_down < self.cards_per_column:
-            bad("face_down", f"must be 0..{self.cards_per_column - 1}, got {self.face_down}")
-        if self.redeals < 0 or self.redeals > 100:
-            bad("redeals", f"must be 0..100, got {self.redeals}")
-        if self.build not in BUILD_RULES:
-            bad("build", f"must be one of {BUILD_RULES}, got {self.build!r}")
-        if self.run_moves not in RUN_MOVES:
-            bad("run_moves", f"must be one of {RUN_MOVES}, got {self.run_moves!r}")
-        if not isinstance(self.auto_play_safe, bool):
-            bad("auto_play_safe", f"must be a bool, got {self.auto_play_safe!r}")
+        if not isinstance(self.name, str):
+            raise TypeError(f"variant name must be text (str), got {self.name!r} ({type(self.name).__name__})")
+        ranges = {
+            "columns": (1, MAX_COLUMNS),
+            "cards_per_column": (1, None),
+            "face_down": (0, None),
+            "redeals": (0, MAX_REDEALS),
+        }
+        for field, (low, high) in ranges.items():
+            object.__setattr__(self, field, check_int(getattr(self, field), where(field), low, high))
+        if self.columns * self.cards_per_column >= N_CARDS:
+            raise ValueError(
+                f"{where('cards_per_column')} must leave a stock: columns * cards_per_column < {N_CARDS}, "
+                f"got {self.columns} * {self.cards_per_column} = {self.columns * self.cards_per_column}"
+            )
+        check_int(self.face_down, where("face_down"), 0, self.cards_per_column - 1)
+        check_choice(self.build, where("build"), BUILD_RULES)
+        check_choice(self.run_moves, where("run_moves"), RUN_MOVES)
+        object.__setattr__(self, "auto_play_safe", check_flag(self.auto_play_safe, where("auto_play_safe")))
 
     @property
     def stock_size(self) -> int:
@@ -132,12 +139,15 @@ def get_variant(name: str | Variant, **overrides: object) -> Variant:
     """Look up a preset by name (``"rank-and-file"`` and any case accepted) and apply overrides.
 
     Raises:
+        TypeError: ``name`` is neither text nor a Variant, or an override of the wrong kind.
         ValueError: unknown preset name or invalid override.
     """
     if isinstance(name, Variant):
         base = name
     else:
-        key = str(name).strip().lower().replace("-", "_").replace(" ", "_")
+        if not isinstance(name, str):
+            raise TypeError(f"variant must be a preset name (str) or a Variant, got {name!r} ({type(name).__name__})")
+        key = name.strip().lower().replace("-", "_").replace(" ", "_")
         if key not in PRESETS:
             raise ValueError(f"unknown variant {name!r}; presets are {', '.join(PRESETS)}")
         base = PRESETS[key]

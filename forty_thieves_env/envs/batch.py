@@ -9,22 +9,25 @@ gymnasium nor torch.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 import numpy as np
 
 from ..engine.cards import N_CARDS
+from ..engine.checks import check_actions, check_int, is_integer
 from ..engine.config import config_for
-from ..engine.deals import check_deal_number
+from ..engine.deals import MAX_ENV_DEAL, check_deal_numbers
 from ..engine.layout import Cfg
 from ..engine.pcg64 import ST_LEN, check_range, export_state, import_state
 from ..engine.rules import cards_home, legal_mask
 from ..engine.variants import Variant
-from ..text.errors import IllegalMoveError
+from ..jitcache import compile_notice
+from ..text.errors import IllegalMoveError, ResetNeededError
 from ..text.explain import why_illegal
 from ..text.notation import format_move
 from .batch_kernels import F_LEN, F_TERMINATED, F_TRUNCATED, reset_batch, step_batch_parallel, step_batch_serial
 from .observation import encode_obs, obs_place, observation_lay, observation_layout
-from .options import AUTORESETS, EnvOptions, check_batch, check_position
+from .options import AUTORESETS, EnvOptions, check_batch, check_position, check_reset_deal
 from .sampling import DEAL_RANGE, draw_next_deals, new_rng, sample_counted
 from .step import (
     G_CARDS,
@@ -46,6 +49,8 @@ PARALLEL_MIN_GAMES = 512
 #: Games per work item of a parallel step (see :meth:`BatchGames._run`): 64 games' per-step
 #: flags fill one cache line, so that two threads seldom write the same line.
 PARALLEL_CHUNK = 64
+#: The kernels this process has called once (compiled or loaded): later calls need no notice.
+_WARM: set[object] = set()
 
 
 class BatchGames:
@@ -133,6 +138,7 @@ class BatchGames:
         self.seeded = False  # whether seed_rngs has given every game a generator
         self.seeds: list[int | None] = [None] * n  # what each game's generator was seeded with
         self._parallel = n >= PARALLEL_MIN_GAMES and num_threads != 1
+        self.started = False  # whether every game has been reset once (a step before that is refused)
 
     # ----- views --------------------------------------------------------------------
     def field(self, name: str, source: np.ndarray | None = None, buffer: np.ndarray | None = None) -> np.ndarray:
@@ -200,6 +206,26 @@ class BatchGames:
             self.seed_rngs(None)
         return tuple(import_state(row) for row in self.gens)
 
+    def seed_list(self, seed: object) -> list[int | None]:
+        """The seed of each game for ``seed`` (see :meth:`seed_rngs`), checked before anything changes.
+
+        Raises:
+            TypeError: a seed that is not an integer (nor ``None``), or not one seed nor a sequence.
+            ValueError: a negative seed, or a sequence of other than ``num_games`` seeds.
+        """
+        n = self.num_games
+        if seed is None:
+            return [None] * n
+        if is_integer(seed):
+            first = check_int(seed, "seed", 0)
+            return [first + i for i in range(n)]
+        if isinstance(seed, (str, bytes)) or not isinstance(seed, (Sequence, np.ndarray)):
+            raise TypeError(f"seed must be None, an integer >= 0 or a sequence of {n} of them, got {seed!r}")
+        seeds = [None if x is None else check_int(x, f"seed[{k}]", 0) for k, x in enumerate(seed)]
+        if len(seeds) != n:
+            raise ValueError(f"a sequence of seeds must have num_games={n} entries, got {len(seeds)}")
+        return seeds
+
     def seed_rngs(self, seed: int | Sequence[int | None] | None) -> None:
         """(Re)seed the games' generators: ``seed + i`` for game ``i``, a list of N seeds, or ``None``.
 
@@ -207,15 +233,7 @@ class BatchGames:
         ``SyncVectorEnv`` leaves a sub-environment's; games without one get an unseeded one.
         A reseeded game's next deal is drawn again from its new generator.
         """
-        n = self.num_games
-        if seed is None:
-            seeds: list[int | None] = [None] * n
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seeds = [int(seed) + i for i in range(n)]
-        else:
-            seeds = [None if s is None else int(s) for s in seed]
-            if len(seeds) != n:
-                raise ValueError(f"a list of seeds must have num_games={n} entries, got {len(seeds)}")
+        seeds = self.seed_list(seed)
         changed = [i for i, s in enumerate(seeds) if not self.seeded or s is not None]
         for i in changed:
             export_state(new_rng(seeds[i]), self.gens[i])
@@ -240,52 +258,67 @@ class BatchGames:
                 or a list of N); the game's deal number is then 0 and nothing is drawn.
         """
         n = self.num_games
-        which = np.ones(n, dtype=np.bool_) if which is None else np.asarray(which, dtype=np.bool_)
-        if which.shape != (n,):
-            raise ValueError(f"which must have shape ({n},), got {which.shape}")
+        # Everything is checked before anything changes: a refused reset leaves every game as it was.
+        self.seed_list(seed)
+        if which is None:
+            which = np.ones(n, dtype=np.bool_)
+        elif not isinstance(which, np.ndarray) or which.dtype != np.bool_ or which.shape != (n,):
+            raise ValueError(f"which must be a ({n},) bool array, got {which!r}")
+        if not self.started and not which.all():
+            raise ValueError("the first reset must reset every game (which=None or all true)")
         if position is not None:
             if deal is not None:
                 raise ValueError("give either a deal or a position, not both")
-            self._load_positions(position, which)
+            arrays = self._check_positions(position, which)
             self.seed_rngs(seed)
+            self._load_positions(arrays, which)
             return
+        if deal is not None:
+            if not isinstance(deal, (Sequence, np.ndarray)) or isinstance(deal, str) or np.ndim(deal) == 0:
+                numbers = np.full(n, check_reset_deal(deal), dtype=np.int64)  # one number for every game
+            else:
+                numbers = check_deal_numbers(deal, "options['deal']", MAX_ENV_DEAL)
+                if numbers.shape != (n,):
+                    raise ValueError(
+                        f"options['deal'] must be one deal number or num_envs={n} of them, got {len(numbers)}"
+                    )
         self.seed_rngs(seed)
         if deal is None:
             numbers = self.games[:, G_NEXT_DEAL].copy()
             drawn = np.flatnonzero(which)
         else:
-            if isinstance(deal, (int, np.integer)) and not isinstance(deal, bool):
-                numbers = np.full(n, check_deal_number(deal), dtype=np.int64)
-            else:
-                numbers = np.array([check_deal_number(d) for d in deal], dtype=np.int64)
-                if numbers.shape != (n,):
-                    raise ValueError(f"give one deal number or num_games={n}, got {len(numbers)}")
             drawn = np.zeros(0, dtype=np.int64)
-        if numbers.max(initial=0) >= 2**63:
-            raise ValueError("the batch engine plays deal numbers below 2**63")
-        reset_batch(
-            self.states,
-            self.cfg,
-            self.masks,
-            self.obs,
-            self.obs_lay,
-            self.games,
-            self.ep_return,
-            self.params,
-            which,
-            numbers,
-            self.decks,
-        )
+        with compile_notice("the batch reset kernel") if reset_batch not in _WARM else nullcontext():
+            reset_batch(
+                self.states,
+                self.cfg,
+                self.masks,
+                self.obs,
+                self.obs_lay,
+                self.games,
+                self.ep_return,
+                self.params,
+                which,
+                numbers,
+                self.decks,
+            )
+        _WARM.add(reset_batch)
         self.flags[:, which] = False
         self.rewards[which] = 0.0
         self._refill(drawn)
+        self.started = True
 
-    def _load_positions(self, position: object, which: np.ndarray) -> None:
+    def _check_positions(self, position: object, which: np.ndarray) -> dict[int, np.ndarray]:
+        """The state array of each game of ``which`` from ``position`` (one for all, or a list of N), checked."""
         one = isinstance(position, str) or not isinstance(position, Sequence)
         positions = [position] * self.num_games if one else list(position)  # type: ignore[arg-type]
         if len(positions) != self.num_games:
-            raise ValueError(f"give one position or num_games={self.num_games}, got {len(positions)}")
-        arrays = {int(i): check_position(self.variant, positions[i]) for i in np.flatnonzero(which)}
+            raise ValueError(
+                f"options['position'] must be one position or num_envs={self.num_games} of them, got {len(positions)}"
+            )
+        return {int(i): check_position(self.variant, positions[i]) for i in np.flatnonzero(which)}
+
+    def _load_positions(self, arrays: dict[int, np.ndarray], which: np.ndarray) -> None:
         oracle = self.params[P_ORACLE]
         for i, array in arrays.items():
             s = self.states[i]
@@ -298,6 +331,7 @@ class BatchGames:
         self.ep_return[which] = 0.0
         self.flags[:, which] = False
         self.rewards[which] = 0.0
+        self.started = True
 
     def step(self, actions: np.ndarray, emit: bool = False, emit_obs: bool = True) -> None:
         """Step every game with ``actions`` (``(N,)`` ints); results land in the arrays.
@@ -308,6 +342,11 @@ class BatchGames:
         laid out as ``obs``; see :meth:`observations`).
         """
         n = self.num_games
+        checked = check_actions(actions, n)  # integers only, one per game: nothing broadcast or truncated
+        if not self.started:
+            raise ResetNeededError("step() before the first reset(): call reset() first")
+        if self.illegal_action == "raise":
+            self._raise_if_illegal(checked)
         if emit:
             self.out_obs = np.empty(n * self.obs_size if emit_obs else 0, dtype=np.int8)
             self.out_masks = np.empty((n, self.n_actions), dtype=np.bool_)
@@ -316,9 +355,7 @@ class BatchGames:
         else:
             outs = self._no_outputs
         a = self.actions
-        a[:] = actions  # casts and checks the shape
-        if self.illegal_action == "raise":
-            self._raise_if_illegal(a)
+        a[:] = checked
         kernel = step_batch_parallel if self._parallel else step_batch_serial
         bufs = (
             self.states,
@@ -338,7 +375,12 @@ class BatchGames:
             self.deal_pool,
             *outs,
         )  # in the order step_games unpacks them
-        self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+        if kernel in _WARM:
+            self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+            return
+        with compile_notice("the batch step kernel"):  # the first call of this process may compile it
+            self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+        _WARM.add(kernel)
 
     def _run(self, kernel, *args) -> None:
         """Call a kernel; a parallel one hands its chunks of :data:`PARALLEL_CHUNK` games to

@@ -145,8 +145,12 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
                     g[G_PENDING] = 1
                 else:
                     gather_obs(cfg, obs, place, oracle, final_obs[i])
-                    final_masks[i, :] = masks[i]
-                    final_games[i, :] = g
+                    # Element loops, not slice copies: a slice copy compiles numba's shape-mismatch
+                    # error path (string formatting), seconds of a first run for a case that cannot occur.
+                    for a in range(n_act):
+                        final_masks[i, a] = masks[i, a]
+                    for k in range(g.shape[0]):
+                        final_games[i, k] = g[k]
                     final_return[i] = ep_return[i]
                     reset_one(states[i], cfg, masks[i], obs, place, params, g, g[G_NEXT_DEAL], decks[i])
                     g[G_NEXT_DEAL] = draw_deal_from(gens[i], pool, deal_low, deal_high)
@@ -181,6 +185,9 @@ def step_batch_serial(cfg, spec, params, actions, bufs, chunk):
 @njit(cache=True)
 def reset_batch(states, cfg, masks, obs, obs_lay, games, ep_return, params, which, numbers, decks):
     """Deal ``numbers[i]`` into every game ``i`` with ``which[i]`` (resets are rare: serial)."""
+    # The config as step_games passes it, so that one compiled reset_one (and the legal mask,
+    # observation and deal kernels under it) serves both: half the first run's compiling.
+    cfg = unowned(cfg)
     for i in range(states.shape[0]):
         if which[i]:
             place = obs_place(obs_lay, i)

@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, NamedTuple, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 
+from ..engine.checks import check_action, check_int
 from ..engine.config import config_for
-from ..engine.deals import check_deal_number, deal_layout, shuffled_pack
+from ..engine.deals import MAX_ENV_DEAL, deal_layout, shuffled_pack
 from ..engine.layout import Cfg
 from ..engine.rules import cards_home, legal_mask
+from ..engine.state_check import check_state
 from ..engine.variants import Variant
+from ..jitcache import compile_notice
 from ..text.errors import IllegalMoveError
 from ..text.explain import why_illegal
 from ..text.game import GameState
 from ..text.notation import format_move, parse_move
 from ..text.position import format_position
 from .observation import ObservationEncoder, observation_space
-from .options import RENDER_MODES, EnvOptions, check_position
+from .options import RENDER_MODES, EnvOptions, check_position, check_reset_deal
 from .rewards import Reward
 from .sampling import draw_deal
 from .step import G_CARDS, G_LEGAL, G_LEN, G_MOVES, ST_ILLEGAL, ST_TERMINATED, ST_WON, kernel_params, step_one
@@ -27,6 +32,8 @@ from .step import G_CARDS, G_LEGAL, G_LEN, G_MOVES, ST_ILLEGAL, ST_TERMINATED, S
 __all__ = ["EnvState", "FortyThievesEnv"]
 
 Observation = dict[str, np.ndarray] | np.ndarray
+#: Whether this process has run the step kernel once (compiled or loaded from numba's cache).
+_WARM = False
 
 
 class EnvState(NamedTuple):
@@ -105,11 +112,16 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     ``terminated`` when the game is won or no legal move is left (also on an illegal action
     with ``illegal_action="terminate"``); ``truncated`` only by the ``TimeLimit`` that each
     registered id carries (``max_episode_steps=1000``, far beyond a real game, to stop
-    shuffling loops). ``info`` always holds ``deal`` (0 when started from a position),
+    shuffling loops). Once an episode has terminated, :meth:`step` raises
+    ``gymnasium.error.ResetNeeded`` (and changes nothing) until :meth:`reset`; so does a step
+    before the first reset (docs/validation.md). ``info`` always holds ``deal`` (0 when started from a position),
     ``moves`` (legal moves played), ``cards_on_foundations``, ``won``, ``illegal_action``
     and ``action_mask``.
 
     ## Arguments
+
+    Every argument is checked before anything is made (:mod:`forty_thieves_env.engine.checks`):
+    flags must be bools, numbers integers (numpy ones too), choices one of their strings.
 
     * ``variant``: a preset name (``"classic"``, ``"josephine"``, ``"streets"``, ``"maria"``,
       ``"limited"``, ``"rank_and_file"``, ``"relaxed"``) or a :class:`~forty_thieves_env.engine.variants.Variant`
@@ -122,7 +134,8 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
       ``info["illegal_action"]`` is true. ``"raise"``: :class:`~forty_thieves_env.text.errors.IllegalMoveError`
       naming the move and why it is illegal, state unchanged. ``"terminate"``: as
       ``"penalize"`` but the episode ends.
-    * ``deals``: the deal numbers a reset draws from: a split name (``"test"``: 1..1000,
+    * ``deals``: the deal numbers (integers 1..2**63-1, as ``options={"deal": n}``) a
+      reset draws from: a split name (``"test"``: 1..1000,
       ``"validation"``: 1001..2000, see :func:`forty_thieves_env.engine.deals.deal_split`) or a sequence of numbers.
     * ``winnable_only``: deal only deals that the solver proved winnable, from the variant's
       shipped set (:mod:`.winnable`: training deals, each with a winning line; a biased,
@@ -171,6 +184,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         self._params = kernel_params(opts)
         self._counters = np.zeros(G_LEN, dtype=np.int64)
         self._deal = 0
+        self._live = False  # an episode is in progress: reset() or set_state() to a live position starts one
         self._renderer: Any = None
 
     @property
@@ -185,27 +199,57 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         self._counters[G_LEGAL] = n_legal
         self._counters[G_MOVES] = moves
         self._counters[G_CARDS] = cards_home(self._s)
+        # A position with no legal move (won or stuck) has no episode left to step.
+        self._live = n_legal > 0
 
     # ----- the Gymnasium API ----------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Observation, dict]:
-        """Start a new deal (see the class docstring for ``options``)."""
-        super().reset(seed=seed)
-        options = options or {}
+        """Start a new deal (see the class docstring for ``options``).
+
+        Every option is checked before anything changes (the generator included): a refused
+        reset leaves the environment as it was.
+        """
+        options = {} if options is None else options
+        if not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
         unknown = set(options) - {"deal", "position"}
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; options are 'deal' and 'position'")
         if "deal" in options and "position" in options:
             raise ValueError("give either options['deal'] or options['position'], not both")
-        if "position" in options:
-            game = self._load_position(options["position"])
-            self._s[:] = game.array
-            self._deal = 0
-        else:
-            number = check_deal_number(options["deal"]) if "deal" in options else self._draw_deal()
-            deal_layout(self._s, self.cfg, shuffled_pack(number))
-            self._deal = number
-        self._sync(0)
+        position = check_position(self.variant, options["position"]) if "position" in options else None
+        number = check_reset_deal(options["deal"]) if "deal" in options else None
+        super().reset(seed=seed)
+        with compile_notice("the environment's kernels") if not _WARM else nullcontext():
+            if position is not None:
+                self._s[:] = position
+                self._deal = 0
+            else:
+                number = self._draw_deal() if number is None else number
+                deal_layout(self._s, self.cfg, shuffled_pack(number))
+                self._deal = number
+            self._sync(0)
+            if not _WARM:
+                self._warm_step()
         return self._encoder.observation(), self._info(False, False)
+
+    def _warm_step(self) -> None:
+        """Compile (or load) the step kernel at the process's first reset, under its notice, with
+        a refused action on copies: the first step then costs what every step costs."""
+        global _WARM
+        enc = self._encoder
+        step_one(
+            self._s.copy(),
+            self.cfg,
+            self._mask.copy(),
+            enc.buffer.copy(),
+            enc.place,
+            self._spec,
+            -1,
+            self._params,
+            self._counters.copy(),
+        )
+        _WARM = True
 
     def step(self, action: int | np.integer) -> tuple[Observation, SupportsFloat, bool, bool, dict]:
         """Play one action; see the class docstring for rewards, episode end and ``info``.
@@ -213,7 +257,14 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         One compiled call (:func:`.step.step_one`) checks the action against the mask,
         plays it, and refreshes the reward, mask, observation buffer and counters.
         """
-        a = int(action)
+        # An integer only (a float is not truncated into some other move); the commonest
+        # types skip the full check.
+        a = action if type(action) is int else check_action(action)
+        if not self._live:
+            raise ResetNeeded(
+                "step() with no episode in progress: the episode has ended (won, stuck, or ended by an "
+                "illegal action), or reset() was never called; call reset() (or set_state() to a live position)"
+            )
         if not 0 <= a < self.n_actions:
             if self.illegal_action == "raise":
                 raise IllegalMoveError(f"action {a} is out of range 0..{self.n_actions - 1} for {self.variant.name}")
@@ -232,7 +283,10 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
             "illegal_action": (status & ST_ILLEGAL) != 0,
             "action_mask": self._mask.copy(),
         }
-        return enc.observation(), reward, (status & ST_TERMINATED) != 0, False, info
+        terminated = (status & ST_TERMINATED) != 0
+        if terminated:
+            self._live = False
+        return enc.observation(), reward, terminated, False, info
 
     def _info(self, won: bool, illegal: bool) -> dict[str, Any]:
         return {
@@ -246,9 +300,6 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
 
     def _draw_deal(self) -> int:
         return draw_deal(self.np_random, self.deals)
-
-    def _load_position(self, position: str | GameState) -> GameState:
-        return GameState(self.variant, check_position(self.variant, position))
 
     def action_masks(self) -> np.ndarray:
         """``(n,) bool``: the legal actions now (a copy). ``MaskablePPO`` finds this method."""
@@ -278,7 +329,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
 
     def describe_action(self, action: int | np.integer) -> str:
         """Move text of an action number."""
-        return format_move(self.variant, int(action))
+        return format_move(self.variant, action)
 
     def legal_moves(self) -> list[str]:
         """Move text of every legal action, in action order."""
@@ -297,24 +348,43 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         """A snapshot for search: the state array (a copy), the deal number and the move count."""
         return EnvState(self._s.copy(), self._deal, self._moves)
 
-    def set_state(self, state: EnvState | GameState | np.ndarray) -> None:
+    def set_state(self, state: EnvState | GameState | np.ndarray, *, check: bool = True) -> None:
         """Restore a snapshot from :meth:`get_state` (or a state array or GameState of this variant).
 
-        The ``TimeLimit`` wrapper's step count is not part of the snapshot.
+        The ``TimeLimit`` wrapper's step count is not part of the snapshot. A state with no
+        legal move (won or stuck) ends the episode: the next :meth:`step` needs a reset.
+
+        Args:
+            state: The snapshot.
+            check: Validate the state array first
+                (:func:`~forty_thieves_env.engine.state_check.check_state`: every invariant the
+                rules rely on). ``False`` is the fast path for search code that restores
+                snapshots it took itself from :meth:`get_state`.
+
+        Raises:
+            TypeError: not a snapshot, ``GameState`` or numpy array.
+            ValueError: another variant's state, or (with ``check``) an invalid state array,
+                naming what is wrong; the environment is unchanged.
         """
         if isinstance(state, EnvState):
             array, deal, moves = state
+            deal = check_int(deal, "EnvState.deal", 0, MAX_ENV_DEAL)
+            moves = check_int(moves, "EnvState.moves", 0)
         elif isinstance(state, GameState):
             if state.variant != self.variant:
                 raise ValueError(f"a {state.variant.name} state cannot be set in a {self.variant.name} environment")
             array, deal, moves = state.array, 0, 0
+        elif isinstance(state, np.ndarray):
+            array, deal, moves = state, 0, 0
         else:
-            array, deal, moves = np.asarray(state), 0, 0
-        if array.shape != self._s.shape or array.dtype != np.int8:
-            raise ValueError(f"state array must be {self._s.shape} int8, got {array.shape} {array.dtype}")
+            raise TypeError(f"state must be an EnvState, a GameState or a state array, got {type(state).__name__}")
+        if check:
+            check_state(self.variant, array, "the state array")
+        elif not isinstance(array, np.ndarray) or array.shape != self._s.shape or array.dtype != np.int8:
+            raise ValueError(f"state array must be {self._s.shape} int8, got {array!r}")
         self._s[:] = array
-        self._deal = int(deal)
-        self._sync(int(moves))
+        self._deal = deal
+        self._sync(moves)
 
     # ----- pickling -------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:

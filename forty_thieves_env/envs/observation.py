@@ -61,6 +61,7 @@ from numba import uint64 as u64
 
 from ..engine.bits import copy_bytes, fill_bytes
 from ..engine.cards import N_CODES, N_FOUNDATIONS, N_RANKS
+from ..engine.checks import check_choice
 from ..engine.config import config_for
 from ..engine.layout import Cfg, Slot
 from ..engine.variants import Variant
@@ -257,9 +258,8 @@ def flat_place(layout: dict[str, tuple[int, int, tuple[int, ...]]]) -> tuple[int
 
 
 def check_mode(mode: str) -> str:
-    if mode not in OBSERVATION_MODES:
-        raise ValueError(f"unknown observation {mode!r}; choose one of {', '.join(OBSERVATION_MODES)}")
-    return mode
+    """``mode``, checked to be one of :data:`OBSERVATION_MODES` (``TypeError`` / ``ValueError`` otherwise)."""
+    return check_choice(mode, "observation", OBSERVATION_MODES)
 
 
 def observation_space(variant: Variant, mode: str = "dict") -> spaces.Space[Any]:

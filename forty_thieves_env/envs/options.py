@@ -19,9 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.checks import check_choice, check_flag, check_int
 from ..engine.config import config_for
-from ..engine.deals import deal_split
+from ..engine.deals import MAX_ENV_DEAL, check_deal_number, check_deal_numbers, deal_split
 from ..engine.rules import count_legal
+from ..engine.state_check import check_state
 from ..engine.variants import Variant, get_variant
 from ..text.game import GameState, parse_position
 from .observation import check_mode
@@ -76,21 +78,23 @@ class EnvOptions:
 
         Raises:
             ValueError: an unknown variant, variant option, observation, reward,
-                ``illegal_action`` or ``render_mode``; bad ``deals``; or ``winnable_only``
-                without a winnable deal.
-            TypeError: a reward that is neither a name nor a :class:`~.rewards.Reward`.
+                ``illegal_action`` or ``render_mode``; a number out of range; bad ``deals``;
+                or ``winnable_only`` without a winnable deal.
+            TypeError: an argument of the wrong kind (:mod:`forty_thieves_env.engine.checks`:
+                a flag that is not a bool, a number that is not an integer, a choice that is
+                not a string); a reward that is neither a name nor a :class:`~.rewards.Reward`.
         """
         v = get_variant(variant, **variant_options)
         check_mode(observation)
         rew = make_reward(reward)
-        if illegal_action not in ILLEGAL_ACTIONS:
-            raise ValueError(f"unknown illegal_action {illegal_action!r}; choose one of {', '.join(ILLEGAL_ACTIONS)}")
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {list(RENDER_MODES)}")
+        check_choice(illegal_action, "illegal_action", ILLEGAL_ACTIONS)
+        if render_mode is not None:
+            check_choice(render_mode, "render_mode", RENDER_MODES)
         pool = check_deals(deals)
-        if winnable_only:
+        winnable = check_flag(winnable_only, "winnable_only")
+        if winnable:
             pool = restrict_deals(v, pool)
-        return cls(v, observation, rew, illegal_action, pool, bool(winnable_only), render_mode)
+        return cls(v, observation, rew, illegal_action, pool, winnable, render_mode)
 
     @classmethod
     def of(cls, variant: str | Variant | EnvOptions = "classic", **options: Any) -> EnvOptions:
@@ -104,38 +108,45 @@ class EnvOptions:
 
 
 def check_deals(deals: str | Iterable[int] | np.ndarray | None) -> np.ndarray | None:
-    """The ``deals=`` argument as an ``int64`` array of deal numbers (``None`` stays ``None``).
+    """The ``deals=`` argument as an ``int64`` array of deal numbers (``None`` stays ``None``):
+    a split name, or a non-empty sequence of deal numbers 1..:data:`~forty_thieves_env.engine.deals.MAX_ENV_DEAL`.
 
     Raises:
-        ValueError: empty, not integers, or a number below 1.
+        TypeError: neither a split name nor a sequence of integers.
+        ValueError: an unknown split, an empty sequence, or a number out of range.
     """
     if deals is None:
         return None
     if isinstance(deals, str):
         return deal_split(deals)
-    arr = np.asarray(list(deals) if not isinstance(deals, np.ndarray) else deals)
-    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError("deals must be a non-empty sequence of deal numbers (ints)")
-    if arr.min() < 1:
-        raise ValueError(f"deal numbers start at 1, got {int(arr.min())}")
-    return arr.astype(np.int64)
+    return check_deal_numbers(deals, "deals", MAX_ENV_DEAL)
+
+
+def check_reset_deal(number: object, name: str = "options['deal']") -> int:
+    """A reset's ``options["deal"]``: one deal number 1..:data:`~forty_thieves_env.engine.deals.MAX_ENV_DEAL`
+    (the same rule as ``deals=``), as a Python ``int``.
+
+    Raises:
+        TypeError: not an integer.
+        ValueError: out of range.
+    """
+    return check_deal_number(number, name, MAX_ENV_DEAL)
 
 
 def check_batch(num_games: int, max_episode_steps: int | None, autoreset: str, num_threads: int | None) -> None:
     """Check the batch engine's own arguments (see :class:`~.batch.BatchGames`).
 
     Raises:
+        TypeError: a number that is not an integer, an autoreset mode that is not a string.
         ValueError: a number of games, step limit or thread count below 1, or an unknown
             autoreset mode.
     """
-    if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
-        raise ValueError(f"num_games must be a positive int, got {num_games!r}")
-    if autoreset not in AUTORESETS:
-        raise ValueError(f"unknown autoreset {autoreset!r}; choose one of {', '.join(AUTORESETS)}")
-    if max_episode_steps is not None and (isinstance(max_episode_steps, bool) or max_episode_steps < 1):
-        raise ValueError(f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}")
-    if num_threads is not None and num_threads < 1:
-        raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+    check_int(num_games, "num_envs", 1)
+    check_choice(autoreset, "autoreset", AUTORESETS)
+    if max_episode_steps is not None:
+        check_int(max_episode_steps, "max_episode_steps", 1)
+    if num_threads is not None:
+        check_int(num_threads, "num_threads", 1)
 
 
 def check_position(variant: Variant, position: object) -> np.ndarray:
@@ -143,13 +154,16 @@ def check_position(variant: Variant, position: object) -> np.ndarray:
 
     Raises:
         TypeError: neither text nor a ``GameState``.
-        ValueError: another variant's position, or one with no legal move (won or stuck).
+        ValueError: another variant's position, an invalid state array, or a position with no
+            legal move (won or stuck).
     """
     game = parse_position(position) if isinstance(position, str) else position
     if not isinstance(game, GameState):
         raise TypeError(f"options['position'] must be position text or a GameState, got {type(position)}")
     if game.variant != variant:
         raise ValueError(f"the position is a {game.variant} position, this environment plays {variant}")
+    # A GameState's array may have been written to since it was made.
+    check_state(variant, game.array, "options['position']")
     if count_legal(game.array, config_for(variant)) == 0:
         raise ValueError("the position has no legal move (won or stuck): there is nothing to play")
     return game.array

@@ -63,8 +63,10 @@ class Reward:
     def __post_init__(self) -> None:
         for field in ("per_card", "win_bonus", "illegal"):
             value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            real = isinstance(value, (int, float, np.integer, np.floating))
+            if not real or isinstance(value, (bool, np.bool_)) or not math.isfinite(value):
                 raise ValueError(f"{type(self).__name__}.{field} must be a finite number, got {value!r}")
+            object.__setattr__(self, field, float(value))  # numpy numbers too: one type, equal rewards equal
 
     def __call__(self, moved: int, won: bool) -> float:
         """Reward of a legal step (same arithmetic as :func:`reward_from_spec`)."""

@@ -42,6 +42,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 
 try:
     from stable_baselines3.common.monitor import Monitor
@@ -52,6 +53,7 @@ except ImportError as exc:  # the core install has no SB3
         'install the extra with `pip install "forty-thieves-env[train]"`'
     ) from exc
 
+from ..engine.checks import check_actions
 from ..engine.variants import Variant
 from ..text.game import GameState
 from ..text.notation import format_move, parse_move
@@ -126,7 +128,9 @@ class FortyThievesVecEnv(VecEnv):
         return self._observations()
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = actions
+        if not self.batch.started:
+            raise ResetNeeded("step() before the first reset(): call reset() first")
+        self._actions = check_actions(actions, self.num_envs)
 
     def step_wait(self) -> VecEnvStepReturn:
         b = self.batch
@@ -202,7 +206,7 @@ class FortyThievesVecEnv(VecEnv):
 
     # ----- per-game helpers -----------------------------------------------------------
     def _game(self, i: int) -> Any:
-        return GameState(self.variant, self.batch.states[i])
+        return GameState(self.variant, self.batch.states[i], check=False)
 
     def _game_position_text(self, i: int) -> str:
         return format_position(self._game(i))

@@ -34,6 +34,9 @@ all the games (:mod:`.batch`).
   without building infos.
 * **Time limit**: ``max_episode_steps`` (1000 for the registered ids, like their
   ``TimeLimit``) counts every step of an episode, refused actions included.
+* **Actions**: exactly ``N`` integers (a scalar is not broadcast; floats are refused);
+  an integer outside the action space, however large, is an illegal action. A step before
+  the first reset raises ``gymnasium.error.ResetNeeded``.
 * **Illegal actions**: ``"penalize"`` and ``"terminate"`` per game, as the single
   environment; ``"raise"`` checks the whole batch first and raises
   :class:`~forty_thieves_env.text.errors.IllegalMoveError` (naming the game) before any game moves.
@@ -54,22 +57,37 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from ..engine.checks import check_flag
 from ..engine.variants import Variant
 from ..text.game import GameState
 from ..text.position import format_position
 from .batch import BatchGames
 from .batch_kernels import F_ILLEGAL, F_TERMINATED, F_TRUNCATED, F_WON
 from .observation import observation_space
-from .options import RENDER_MODES, EnvOptions
+from .options import RENDER_MODES, EnvOptions, check_position, check_reset_deal
 from .step import G_CARDS, G_DEAL, G_MOVES
 
 __all__ = ["FortyThievesVectorEnv", "make_vector_env"]
 
 _AUTORESET = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
 _INFO_INT_KEYS = (("deal", G_DEAL), ("moves", G_MOVES), ("cards_on_foundations", G_CARDS))
+
+
+def _autoreset_mode(mode: object) -> AutoresetMode:
+    """``autoreset_mode`` as an :class:`AutoresetMode`, checked to be NEXT_STEP or SAME_STEP."""
+    accepted = "AutoresetMode.NEXT_STEP or AutoresetMode.SAME_STEP (or 'NextStep', 'SameStep')"
+    if not isinstance(mode, (AutoresetMode, str)):
+        raise TypeError(f"autoreset_mode must be {accepted}, got {mode!r}")
+    values = {m.value: m for m in _AUTORESET}
+    if isinstance(mode, AutoresetMode) and mode in _AUTORESET:
+        return mode
+    if not isinstance(mode, AutoresetMode) and mode in values:
+        return values[mode]
+    raise ValueError(f"autoreset_mode must be {accepted}, got {mode!r}")
 
 
 class FortyThievesVectorEnv(gym.vector.VectorEnv):
@@ -111,9 +129,8 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         copy: bool = True,
         **options: Any,
     ) -> None:
-        mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
-        if mode not in _AUTORESET:
-            raise ValueError(f"autoreset_mode {mode} is not supported; use NEXT_STEP or SAME_STEP")
+        mode = _autoreset_mode(autoreset_mode)
+        check_flag(copy, "copy")
         opts = EnvOptions.make(variant, **options)
         b = self._batch = BatchGames(
             num_envs, opts, max_episode_steps=max_episode_steps, autoreset=_AUTORESET[mode], num_threads=num_threads
@@ -143,14 +160,21 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Deal new games to all (or ``options["reset_mask"]``) games; see the module docstring."""
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
         options = dict(options or {})
+        # A key given as None is refused as the single env refuses it (None is not "draw one").
+        if "deal" in options and options["deal"] is None:
+            check_reset_deal(None)
+        if "position" in options and options["position"] is None:
+            check_position(self.variant, None)
         unknown = set(options) - {"deal", "position", "reset_mask"}
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; options are 'deal', 'position', 'reset_mask'")
         mask = options.get("reset_mask")
         if mask is not None:
             if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
-                raise ValueError(f"options['reset_mask'] must be a ({self.num_envs},) bool array")
+                raise ValueError(f"options['reset_mask'] must be a ({self.num_envs},) bool array, got {mask!r}")
             if not mask.any():
                 raise ValueError("options['reset_mask'] must be true for at least one game")
         self._batch.reset(seed=seed, deal=options.get("deal"), which=mask, position=options.get("position"))
@@ -160,6 +184,8 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every game (``actions``: ``N`` ints); autoreset as ``autoreset_mode`` says."""
         b = self._batch
+        if not b.started:
+            raise ResetNeeded("step() before the first reset(): call reset() first")
         # Fresh mask and info arrays (and observations unless copy=False), written by the kernel.
         b.step(actions, emit=True, emit_obs=self.copy)
         f = b.flags
@@ -258,7 +284,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         from . import render
 
         b = self._batch
-        games = [GameState(self.variant, b.states[i]) for i in range(self.num_envs)]
+        games = [GameState(self.variant, b.states[i], check=False) for i in range(self.num_envs)]
         if self.render_mode == "ansi":
             return tuple(
                 render.table_text(g, f"{self.variant.name}  deal {b.games[i, G_DEAL]}  move {b.games[i, G_MOVES]}")
@@ -273,7 +299,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
 
     def position_text(self, index: int) -> str:
         """Game ``index``'s position in the position format."""
-        return format_position(GameState(self.variant, self._batch.states[index]))
+        return format_position(GameState(self.variant, self._batch.states[index], check=False))
 
     def close_extras(self, **kwargs: Any) -> None:
         self._renderer = None

@@ -13,10 +13,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..engine.cards import EMPTY, N_CARDS, N_FOUNDATIONS, N_RANKS
+from ..engine.checks import check_action
 from ..engine.config import config_for
 from ..engine.deals import deal_layout, shuffled_pack
 from ..engine.layout import Cfg, Slot, column_room_problem, stock_room_problem
 from ..engine.rules import apply_action, count_legal, is_legal, legal_mask
+from ..engine.state_check import check_state
 from ..engine.variants import Variant, get_variant
 from .errors import IllegalMoveError
 from .explain import why_illegal
@@ -34,11 +36,16 @@ class GameState:
         variant: The rules in force.
         array: A state array laid out as :mod:`forty_thieves_env.engine.layout` says (copied), or ``None``
             for an all-empty table.
+        check: Validate ``array`` (:func:`~forty_thieves_env.engine.state_check.check_state`:
+            every invariant the kernels rely on; ``ValueError`` naming the first one broken).
+            ``False`` is the fast path for code that passes back arrays the engine made.
     """
 
     __slots__ = ("array", "cfg", "variant")
 
-    def __init__(self, variant: Variant, array: np.ndarray | None = None) -> None:
+    def __init__(self, variant: Variant, array: np.ndarray | None = None, *, check: bool = True) -> None:
+        if not isinstance(variant, Variant):
+            raise TypeError(f"variant must be a Variant (get_variant(name) makes one), got {variant!r}")
         self.variant = variant
         self.cfg = config_for(variant)
         size = int(self.cfg[Cfg.SIZE])
@@ -46,9 +53,10 @@ class GameState:
             self.array = np.zeros(size, dtype=np.int8)
             self.array[self.cfg[Cfg.OFF_TAB] :] = EMPTY
         else:
-            array = np.asarray(array)
-            if array.shape != (size,) or array.dtype != np.int8:
-                raise ValueError(f"state array must be ({size},) int8, got {array.shape} {array.dtype}")
+            if check:
+                check_state(variant, array)
+            elif not isinstance(array, np.ndarray) or array.shape != (size,) or array.dtype != np.int8:
+                raise ValueError(f"state array must be a ({size},) int8 array, got {array!r}")
             self.array = array.copy()
 
     # ----- construction ---------------------------------------------------------------
@@ -169,15 +177,18 @@ class GameState:
         return np.flatnonzero(self.legal_mask()).tolist()
 
     def is_legal(self, action: int) -> bool:
+        """Whether ``action`` (an integer; ``TypeError`` otherwise) is a legal move now."""
+        action = check_action(action)
         return 0 <= action < self.cfg[Cfg.N_ACTIONS] and bool(is_legal(self.array, self.cfg, action))
 
     def apply(self, action: int) -> int:
         """Play ``action``; return how many cards reached the foundations (auto-play included).
 
         Raises:
+            TypeError: ``action`` is not an integer.
             IllegalMoveError: the move is not legal here; the state is left unchanged.
         """
-        action = int(action)
+        action = check_action(action)
         if not 0 <= action < self.cfg[Cfg.N_ACTIONS]:
             raise IllegalMoveError(
                 f"action {action} is out of range 0..{int(self.cfg[Cfg.N_ACTIONS]) - 1} for {self.variant.name}"
@@ -212,8 +223,21 @@ class GameState:
         """A copy of the state array (restore with :meth:`restore`)."""
         return self.array.copy()
 
-    def restore(self, snapshot: np.ndarray) -> None:
-        """Put back a snapshot taken from a state of the same variant (in place, no allocation)."""
+    def restore(self, snapshot: np.ndarray, *, check: bool = True) -> None:
+        """Put back a snapshot taken from a state of the same variant (in place, no allocation).
+
+        Args:
+            snapshot: A state array of this variant (:meth:`snapshot`).
+            check: Validate it first (:func:`~forty_thieves_env.engine.state_check.check_state`);
+                ``False`` skips that, for search code restoring snapshots it took itself.
+
+        Raises:
+            ValueError: (with ``check``) not a valid state of this variant; the state is unchanged.
+        """
+        if check:
+            check_state(self.variant, snapshot, "snapshot")
+        elif not isinstance(snapshot, np.ndarray) or snapshot.shape != self.array.shape:
+            raise ValueError(f"snapshot must be a {self.array.shape} int8 array, got {snapshot!r}")
         self.array[:] = snapshot
 
     def __eq__(self, other: object) -> bool:

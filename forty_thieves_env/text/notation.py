@@ -18,6 +18,7 @@ import re
 
 from ..engine.actions import Kind, decode, encode, n_actions
 from ..engine.cards import N_CODES, N_RANKS, RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS
+from ..engine.checks import check_action, check_text, is_integer
 from ..engine.config import config_for
 from ..engine.variants import Variant
 
@@ -33,9 +34,10 @@ def parse_card(text: str) -> int:
     """Card code for text like ``"KD"``, ``"10h"`` or ``"7♠"``.
 
     Raises:
+        TypeError: not text.
         ValueError: not a card.
     """
-    t = text.strip().upper()
+    t = check_text(text, "card").strip().upper()
     if len(t) < 2 or t[:-1] not in _RANK_IN or t[-1] not in _SUIT_IN:
         raise ValueError(f"not a card: {text!r} (rank A 2-9 T/10 J Q K, then suit S H D C)")
     return _SUIT_IN[t[-1]] * N_RANKS + _RANK_IN[t[:-1]]
@@ -43,9 +45,11 @@ def parse_card(text: str) -> int:
 
 def card_text(code: int, symbols: bool = False) -> str:
     """Two-character text of a card code (``"TH"``, or ``"T♥"`` with ``symbols``)."""
+    if not is_integer(code):
+        raise TypeError(f"card code must be an integer 0..{N_CODES - 1}, got {code!r} ({type(code).__name__})")
     code = int(code)
     if not 0 <= code < N_CODES:
-        raise ValueError(f"not a card code: {code}")
+        raise ValueError(f"not a card code: {code} (card codes are 0..{N_CODES - 1})")
     suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS
     return RANK_LETTERS[code % N_RANKS] + suits[code // N_RANKS]
 
@@ -63,9 +67,10 @@ def parse_move(variant: Variant, text: str) -> int:
     """Action number of move text in ``variant`` (see the module docstring).
 
     Raises:
+        TypeError: not text.
         ValueError: malformed text, or a move no action expresses in this variant.
     """
-    t = re.sub(r"\s+", "", text).lower()
+    t = re.sub(r"\s+", "", check_text(text, "move")).lower()
     if t == "s":
         return encode(variant, Kind.STOCK)
     m = _MOVE_RE.match(t)
@@ -94,7 +99,7 @@ def parse_move(variant: Variant, text: str) -> int:
 def format_move(variant: Variant, action: int) -> str:
     """Move text for an action number."""
     cfg = config_for(variant)
-    action = int(action)
+    action = check_action(action)
     n = n_actions(variant)
     if not 0 <= action < n:
         raise ValueError(f"action {action} out of range 0..{n - 1} for {variant.name}")

@@ -26,6 +26,7 @@ import re
 from typing import NamedTuple, Protocol
 
 from ..engine.cards import N_CODES, N_RANKS, SUIT_LETTERS
+from ..engine.checks import check_text
 from ..engine.layout import column_room_problem, stock_room_problem
 from ..engine.variants import PRESETS, Variant
 from .errors import PositionError
@@ -144,8 +145,10 @@ def read_position(text: str) -> PositionParts:
     :func:`forty_thieves_env.text.game.parse_position` makes the ``GameState``.
 
     Raises:
+        TypeError: not text.
         PositionError: names the line number and what is wrong with it.
     """
+    check_text(text, "position")
     lines = [
         (n, _NOTE_RE.sub("", line).strip())
         for n, line in enumerate(text.splitlines(), start=1)

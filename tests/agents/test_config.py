@@ -171,3 +171,22 @@ def test_cli_reports_a_bad_config(tmp_path: Path, capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert "forty-thieves train: error:" in err and "n_epochs: Input should be a valid integer" in err
     assert not (tmp_path / "runs").exists()  # nothing trained, no folder left behind
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "problem"),
+    [
+        ("a: [1,\nb: 2\n", ":3:1:", "but got '<stream end>' (while parsing a flow sequence from line 1)"),
+        ("FortyThieves-v0:\n  n_envs: 8\n   seed: 1\n", ":3:8:", "mapping values are not allowed here"),
+        ('a: "unclosed\n', ":2:1:", "found unexpected end of stream"),
+        ("\tx: 1\n", ":1:1:", "found character '\\t' that cannot start any token"),
+    ],
+)
+def test_a_yaml_syntax_error_is_one_line_naming_the_file_line_and_column(tmp_path: Path, text, where, problem) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    message = str(err.value)
+    assert "\n" not in message and "<unicode string>" not in message, message
+    assert message.startswith(f"{path}{where} not valid YAML: "), message
+    assert problem in message, message

@@ -259,10 +259,10 @@ def test_deal_accepts_names_variants_and_numpy_ints() -> None:
         (0, ValueError, "1..100000000000000000000, got 0"),
         (-1, ValueError, "got -1"),
         (MAX_DEAL + 1, ValueError, "got 100000000000000000001"),
-        (1.5, TypeError, "must be an int, got 1.5"),
-        (True, TypeError, "must be an int, got True"),
-        ("12", TypeError, "must be an int, got '12'"),
-        (None, TypeError, "must be an int, got None"),
+        (1.5, TypeError, "must be an integer 1..100000000000000000000, got 1.5 (float)"),
+        (True, TypeError, "must be an integer 1..100000000000000000000, got True (bool)"),
+        ("12", TypeError, "must be an integer 1..100000000000000000000, got '12'"),
+        (None, TypeError, "must be an integer 1..100000000000000000000, got None"),
     ],
 )
 def test_bad_deal_numbers_are_rejected(number: object, error: type[Exception], words: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from forty_thieves_env import PRESETS, Variant, get_variant
@@ -112,30 +113,47 @@ def test_get_variant_rejects_unknown_names_and_options() -> None:
 
 
 @pytest.mark.parametrize(
-    ("changes", "field", "words"),
+    ("changes", "field", "error", "words"),
     [
-        ({"columns": 0}, "columns", "must be 1..16, got 0"),
-        ({"columns": 17}, "columns", "must be 1..16, got 17"),
-        ({"columns": "10"}, "columns", "must be an int, got '10'"),
-        ({"columns": True}, "columns", "must be an int, got True"),
-        ({"cards_per_column": 0}, "cards_per_column", "must leave a stock, got 0"),
-        ({"cards_per_column": 11}, "cards_per_column", "must leave a stock, got 11"),  # 110 cards > 104
-        ({"cards_per_column": 2.0}, "cards_per_column", "must be an int"),
-        ({"face_down": 4}, "face_down", "must be 0..3, got 4"),  # the exposed card is face up
-        ({"face_down": -1}, "face_down", "must be 0..3, got -1"),
-        ({"redeals": -1}, "redeals", "must be 0..100, got -1"),
-        ({"redeals": 101}, "redeals", "must be 0..100, got 101"),
-        ({"build": "colour"}, "build", "must be one of ('suit', 'alternate'), got 'colour'"),
-        ({"run_moves": "all"}, "run_moves", "must be one of ('none', 'supermove', 'free'), got 'all'"),
-        ({"auto_play_safe": 1}, "auto_play_safe", "must be a bool, got 1"),
+        ({"columns": 0}, "columns", ValueError, "must be an integer 1..16, got 0"),
+        ({"columns": 17}, "columns", ValueError, "must be an integer 1..16, got 17"),
+        ({"columns": "10"}, "columns", TypeError, "must be an integer 1..16, got '10'"),
+        ({"columns": True}, "columns", TypeError, "must be an integer 1..16, got True (bool)"),
+        ({"cards_per_column": 0}, "cards_per_column", ValueError, "must be an integer >= 1, got 0"),
+        ({"cards_per_column": 11}, "cards_per_column", ValueError, "must leave a stock"),  # 110 cards > 104
+        ({"cards_per_column": 2.0}, "cards_per_column", TypeError, "must be an integer >= 1, got 2.0 (float)"),
+        ({"face_down": 4}, "face_down", ValueError, "must be an integer 0..3, got 4"),  # the exposed card is face up
+        ({"face_down": -1}, "face_down", ValueError, "must be an integer >= 0, got -1"),
+        ({"redeals": -1}, "redeals", ValueError, "must be an integer 0..100, got -1"),
+        ({"redeals": 101}, "redeals", ValueError, "must be an integer 0..100, got 101"),
+        ({"redeals": 1.5}, "redeals", TypeError, "must be an integer 0..100, got 1.5 (float)"),
+        ({"build": "colour"}, "build", ValueError, "must be one of 'suit', 'alternate', got 'colour'"),
+        ({"run_moves": "all"}, "run_moves", ValueError, "must be one of 'none', 'supermove', 'free', got 'all'"),
+        ({"run_moves": None}, "run_moves", TypeError, "must be one of 'none', 'supermove', 'free', got None"),
+        ({"auto_play_safe": 1}, "auto_play_safe", TypeError, "must be True or False, got 1"),
+        ({"auto_play_safe": "no"}, "auto_play_safe", TypeError, "must be True or False, got 'no'"),
     ],
 )
-def test_invalid_options_name_the_field(changes: dict, field: str, words: str) -> None:
+def test_invalid_options_name_the_field(changes: dict, field: str, error: type, words: str) -> None:
     for make in (lambda: Variant("x", **changes), lambda: get_variant("classic", **changes)):
-        with pytest.raises(ValueError) as info:
+        with pytest.raises(error) as info:
             make()
         message = str(info.value)
-        assert f"{field} {words}" in message, message
+        assert field in message and words in message, message
+
+
+def test_numpy_numbers_are_options_like_python_ones() -> None:
+    # An integer is an integer however it was made: np.int64 from a config array or a sweep.
+    v = get_variant("classic", redeals=np.int64(1), columns=np.int32(9), auto_play_safe=np.bool_(True))
+    assert v == get_variant("classic", redeals=1, columns=9, auto_play_safe=True)
+    assert hash(v) == hash(get_variant("classic", redeals=1, columns=9, auto_play_safe=True))
+    assert type(v.redeals) is int and type(v.auto_play_safe) is bool
+
+
+def test_get_variant_names_must_be_text() -> None:
+    for bad in (None, 5, b"classic"):
+        with pytest.raises(TypeError, match="variant must be a preset name"):
+            get_variant(bad)  # type: ignore[arg-type]
 
 
 def test_edge_options_that_are_valid() -> None:
@@ -161,7 +179,7 @@ def test_replace_validates_and_copies() -> None:
     v = PRESETS["limited"]
     w = v.replace(redeals=3)
     assert (w.redeals, w.columns, v.redeals) == (3, 12, 0)
-    with pytest.raises(ValueError, match=r"redeals must be 0\.\.100"):
+    with pytest.raises(ValueError, match=r"redeals must be an integer 0\.\.100"):
         v.replace(redeals=-2)
     with pytest.raises(TypeError):
         v.replace(colour="red")

@@ -216,7 +216,7 @@ def test_spaces_have_no_degenerate_bounds() -> None:
                 assert (box.low < box.high).all()
         flat = observation_space(v, "flat")
         assert flat.shape == (v.columns * v.max_depth + v.stock_size + 8 + 2,)
-    with pytest.raises(ValueError, match="unknown observation"):
+    with pytest.raises(ValueError, match="observation must be one of"):
         observation_space(get_variant("classic"), "pixels")
 
 

@@ -210,8 +210,8 @@ def test_deals_argument_restricts_the_draw() -> None:
     env = gym.make("FortyThieves-v0", deals="test")
     drawn = [env.reset(seed=s)[1]["deal"] for s in range(20)]
     assert all(d in SPLITS["test"] for d in drawn)
-    for bad in ([], [0, 3], ["x"]):
-        with pytest.raises(ValueError):
+    for bad, error in (([], ValueError), ([0, 3], ValueError), (["x"], TypeError)):
+        with pytest.raises(error):
             gym.make("FortyThieves-v0", deals=bad)
 
 

@@ -17,12 +17,12 @@ from forty_thieves_env.envs.vector import FortyThievesVectorEnv
 BAD = [
     ({"variant": "klondike"}, "unknown variant"),
     ({"colums": 9}, "unknown variant option"),
-    ({"observation": "pixels"}, "unknown observation"),
+    ({"observation": "pixels"}, "observation must be one of 'dict', 'flat', 'oracle', got 'pixels'"),
     ({"reward": "points"}, "unknown reward"),
-    ({"illegal_action": "ignore"}, "unknown illegal_action"),
-    ({"render_mode": "human"}, "unknown render_mode"),
+    ({"illegal_action": "ignore"}, "illegal_action must be one of 'penalize', 'raise', 'terminate', got 'ignore'"),
+    ({"render_mode": "human"}, "render_mode must be one of 'ansi', 'rgb_array', got 'human'"),
     ({"deals": []}, "non-empty sequence"),
-    ({"deals": [0, 5]}, "start at 1"),
+    ({"deals": [0, 5]}, r"deals\[0\] must be an integer 1\.\.9223372036854775807, got 0"),
 ]
 
 

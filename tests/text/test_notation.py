@@ -386,7 +386,10 @@ def test_base_position_is_valid() -> None:
             "line 1: variant option auto_play_safe needs true or false",
         ),
         (with_line(0, "variant: classic build=diag"), "line 1: variant 'classic': build must be one of"),
-        (with_line(0, "variant: classic face_down=9"), "line 1: variant 'classic': face_down must be 0..3, got 9"),
+        (
+            with_line(0, "variant: classic face_down=9"),
+            "line 1: variant 'classic': face_down must be an integer 0..3, got 9",
+        ),
         # redeals
         (with_line(1, "redeals: 1"), "line 2: 1 redeals left but classic allows 0"),
         (with_line(1, "redeals: x"), "line 2: redeals must be a whole number, got 'x'"),
