@@ -7,17 +7,32 @@ that level: wins, losses, win rate and streaks" (the rule pages).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .score import clock_text
-
-if TYPE_CHECKING:
-    from .session import PlaySession
 
 __all__ = ["results_card", "results_text"]
 
 
-def results_card(session: PlaySession) -> dict[str, Any]:
+class PlayedGame(Protocol):
+    """What the card reads of a :class:`~.session.PlaySession` (named here, not imported: the
+    session imports this module)."""
+
+    deal: int | None
+    label: str
+    result: str | None
+    game: Any
+    moves: int
+    elapsed: float
+    score: int
+    undos: int
+    hints: int
+    new_record: bool
+    stats: Any
+    won: bool
+
+
+def results_card(session: PlayedGame) -> dict[str, Any]:
     """The card's figures (also while the game is in progress: ``result`` says so)."""
     st = session.stats.get(session.label)
     return {
@@ -40,7 +55,7 @@ def results_card(session: PlaySession) -> dict[str, Any]:
     }
 
 
-def results_text(session: PlaySession) -> str:
+def results_text(session: PlayedGame) -> str:
     """The card as lines of text."""
     r = results_card(session)
     lines = [
