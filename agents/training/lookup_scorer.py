@@ -39,16 +39,14 @@ import gymnasium as gym
 import numpy as np
 import torch
 from numba import njit
-from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 from torch.nn import functional as F
 
-from forty_thieves_env.engine.actions import max_run_for, n_actions_for
+from forty_thieves_env.engine.actions import n_actions_for
 
 from .card_facts import CARD_ROWS, build_config, card_facts, column_rows, global_rows
-from .masked_distribution import OnceMaskedCategoricalDistribution
-from .move_scorer import _Split
+from .scorer_policy import ScorerPolicy
 
 
 @njit(cache=True, fastmath=True)
@@ -227,33 +225,10 @@ class LookupScorer(BaseFeaturesExtractor):
         return torch.cat([logits, value], dim=1)
 
 
-class LookupScorerPolicy(MaskableMultiInputActorCriticPolicy):
+class LookupScorerPolicy(ScorerPolicy):
     """MaskablePPO's ``Dict`` policy with :class:`LookupScorer` computing the logits.
 
-    ``net_arch`` is not used; ``features_extractor_kwargs`` go to :class:`LookupScorer`
-    (``max_run`` is filled in from the action space).
+    The wiring is :class:`~.scorer_policy.ScorerPolicy`'s; ``features_extractor_kwargs`` go to :class:`LookupScorer`.
     """
 
-    def __init__(
-        self, observation_space: gym.spaces.Dict, action_space: gym.spaces.Discrete, *args: Any, **kwargs: Any
-    ) -> None:
-        kwargs["features_extractor_class"] = LookupScorer
-        fx = dict(kwargs.get("features_extractor_kwargs") or {})
-        fx["max_run"] = max_run_for(observation_space["tableau"].shape[0], action_space.n)
-        kwargs["features_extractor_kwargs"] = fx
-        kwargs["net_arch"] = []
-        super().__init__(observation_space, action_space, *args, **kwargs)
-
-    def _build_mlp_extractor(self) -> None:
-        fx = self.features_extractor
-        assert isinstance(fx, LookupScorer)
-        self.mlp_extractor = _Split(fx.n_actions, fx.value_dim)
-
-    def _build(self, lr_schedule: Any) -> None:
-        self.action_dist = OnceMaskedCategoricalDistribution(int(self.action_space.n))
-        super()._build(lr_schedule)
-        self.action_net = nn.Identity()  # the scorer's logits are the action logits
-        fx = self.features_extractor
-        assert isinstance(fx, LookupScorer)
-        fx.reset_output_layers()  # SB3's orthogonal init (ortho_init) would undo the small start
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+    extractor = LookupScorer

@@ -31,7 +31,7 @@ home" holds for every pair of columns:
 * **Value.** An MLP of the mean and max of the columns, ``w`` and ``g``.
 
 The extractor returns ``[logits | value features]``; :class:`MoveScorerPolicy` (a
-``MaskableMultiInputActorCriticPolicy``) reads the logits straight through (no extra
+:class:`~.scorer_policy.ScorerPolicy`) reads the logits straight through (no extra
 layer) and puts SB3's linear value layer on the rest. Illegal moves are masked by
 MaskablePPO as usual. Shapes are written in comments: ``B`` samples, ``C`` columns, ``D``
 column depth, ``T`` waste slots, ``E`` embedding, ``H`` hidden.
@@ -39,19 +39,16 @@ column depth, ``T`` waste slots, ``E`` embedding, ``H`` hidden.
 
 from __future__ import annotations
 
-from typing import Any
-
 import gymnasium as gym
 import torch
-from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from forty_thieves_env.engine.actions import max_run_for, n_actions_for
+from forty_thieves_env.engine.actions import n_actions_for
 from forty_thieves_env.engine.cards import N_RANKS
 from forty_thieves_env.envs.observation import FACE_DOWN, N_CODES, N_OBS_CODES, NO_CARD
 
-from .masked_distribution import OnceMaskedCategoricalDistribution
+from .scorer_policy import ScorerPolicy
 
 N_SUITS = 4
 #: Distance-from-home values: 0..13 for cards, then face-down and no card.
@@ -279,50 +276,10 @@ def _below(alternate: bool) -> torch.Tensor:
     return out
 
 
-class _Split(nn.Module):
-    """Stands in for SB3's ``mlp_extractor``: the first ``n`` features are the logits, the rest the value's."""
-
-    def __init__(self, n_actions: int, value_dim: int) -> None:
-        super().__init__()
-        self.latent_dim_pi, self.latent_dim_vf = n_actions, value_dim
-
-    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_actor(features), self.forward_critic(features)
-
-    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        return features[:, : self.latent_dim_pi]
-
-    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        return features[:, self.latent_dim_pi :]
-
-
-class MoveScorerPolicy(MaskableMultiInputActorCriticPolicy):
+class MoveScorerPolicy(ScorerPolicy):
     """MaskablePPO's ``Dict`` policy with :class:`MoveScorer` computing the logits.
 
-    ``net_arch`` is not used (the scorer has its own layers); ``features_extractor_kwargs``
-    go to :class:`MoveScorer` (``max_run`` is filled in from the action space).
+    The wiring is :class:`~.scorer_policy.ScorerPolicy`'s; ``features_extractor_kwargs`` go to :class:`MoveScorer`.
     """
 
-    def __init__(
-        self, observation_space: gym.spaces.Dict, action_space: gym.spaces.Discrete, *args: Any, **kwargs: Any
-    ) -> None:
-        kwargs["features_extractor_class"] = MoveScorer
-        fx = dict(kwargs.get("features_extractor_kwargs") or {})
-        fx["max_run"] = max_run_for(observation_space["tableau"].shape[0], action_space.n)
-        kwargs["features_extractor_kwargs"] = fx
-        kwargs["net_arch"] = []
-        super().__init__(observation_space, action_space, *args, **kwargs)
-
-    def _build_mlp_extractor(self) -> None:
-        fx = self.features_extractor
-        assert isinstance(fx, MoveScorer)
-        self.mlp_extractor = _Split(fx.n_actions, fx.value_dim)
-
-    def _build(self, lr_schedule: Any) -> None:
-        self.action_dist = OnceMaskedCategoricalDistribution(int(self.action_space.n))
-        super()._build(lr_schedule)
-        self.action_net = nn.Identity()  # the scorer's logits are the action logits
-        fx = self.features_extractor
-        assert isinstance(fx, MoveScorer)
-        fx.reset_output_layers()
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+    extractor = MoveScorer
