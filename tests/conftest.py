@@ -171,6 +171,26 @@ NEAR_WIN_SCRIPT = ["s", "w>f", "s", "w>3", "3>1", "2>f", "1>f", "1>f", "2>f"]
 # A dead end (partial, for position()): the stock spent, legal moves (a JH or a QH onto a heart one
 # higher), and no card can ever go home: both 10s of hearts and both spade queens lie under the spade
 # kings, and there is no empty column.
+# Classic, only spades out: every column top is K, J, 9, 7 or 5 (none fits on another), so the
+# only move is turning the last stock card, the 3S, which fits nowhere either: then stuck.
+ONE_MOVE_TO_STUCK = """\
+variant: classic
+redeals: 0
+stock: 3S
+waste:
+foundations: KC KC KH KH KD KD
+1: AS 2S KS
+2: AS 2S KS
+3: 3S 4S JS
+4: 4S JS
+5: 6S 9S
+6: 6S 9S
+7: 8S 7S
+8: 8S 7S
+9: TS 5S
+10: TS QS QS 5S
+"""
+
 DEAD_END = """\
 variant: classic columns=4
 stock:
@@ -180,7 +200,6 @@ waste: JH JH
 3: KH QH
 4: QH KH
 """
-
 
 
 @pytest.fixture

@@ -22,8 +22,12 @@ both copies of a card are safe and only one pile can take one (possible with
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from forty_thieves_env.engine.variants import Variant
+from forty_thieves_env.envs.observation import FACE_DOWN, NO_CARD
 
 RANKS = "A23456789TJQK"
 SUITS = "CSHD"  # the engine's code order: code = suit index * 13 + rank index
@@ -274,3 +278,29 @@ class RefGame:
 
     def is_stuck(self) -> bool:
         return not self.is_won() and not self.legal_moves()
+
+
+def reference_observation(game: Any) -> dict[str, np.ndarray]:
+    """What the oracle observation of a ``GameState`` must hold, computed from its properties (the
+    ``dict`` observation is its first four fields)."""
+    v = game.variant
+    c, d, t = v.columns, v.max_depth, v.stock_size
+    tab = np.full((c, d), NO_CARD, dtype=np.int8)
+    revealed = np.full((c, d), NO_CARD, dtype=np.int8)
+    for i, (col, down) in enumerate(zip(game.columns, game.face_down, strict=True)):
+        for k, code in enumerate(col):
+            tab[i, k] = FACE_DOWN if k < down else code
+            revealed[i, k] = code
+    waste = np.full(t, NO_CARD, dtype=np.int8)
+    if game.waste:
+        waste[t - len(game.waste) :] = game.waste
+    stock = np.full(t, NO_CARD, dtype=np.int8)
+    stock[: len(game.stock)] = game.stock
+    return {
+        "tableau": tab,
+        "waste": waste,
+        "foundations": np.array(game.foundations, dtype=np.int8),
+        "counts": np.array([len(game.stock), game.redeals_left], dtype=np.int8),
+        "stock": stock,
+        "tableau_revealed": revealed,
+    }

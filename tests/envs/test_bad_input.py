@@ -13,7 +13,7 @@ import re
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import NEAR_WIN, NEAR_WIN_SCRIPT
+from conftest import NEAR_WIN, NEAR_WIN_SCRIPT, ONE_MOVE_TO_STUCK
 from gymnasium.error import ResetNeeded
 
 from forty_thieves_env import IllegalMoveError, deal
@@ -26,23 +26,6 @@ from forty_thieves_env.envs.vector import FortyThievesVectorEnv
 from forty_thieves_env.text.errors import ResetNeededError
 
 ENV_MAX = 2**63 - 1
-STUCK_AFTER_S = """\
-variant: classic
-redeals: 0
-stock: 3S
-waste:
-foundations: KC KC KH KH KD KD
-1: AS 2S KS
-2: AS 2S KS
-3: 3S 4S JS
-4: 4S JS
-5: 6S 9S
-6: 6S 9S
-7: 8S 7S
-8: 8S 7S
-9: TS 5S
-10: TS QS QS 5S
-"""
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -314,7 +297,7 @@ def test_the_sb3_adapter_checks_actions_alike() -> None:
 
 def test_a_stuck_episode_refuses_further_steps_until_reset() -> None:
     env = gym.make("FortyThieves-v0")
-    env.reset(options={"position": STUCK_AFTER_S})
+    env.reset(options={"position": ONE_MOVE_TO_STUCK})
     *_, terminated, _, info = env.step(0)
     assert terminated and not info["won"]
     base = env.unwrapped
@@ -348,7 +331,7 @@ def test_set_state_to_a_live_position_starts_an_episode_again() -> None:
     refused(lambda: env.step(0), ResetNeeded, "reset() was never called")
     env.reset(seed=4)
     live = env.get_state()
-    env.reset(options={"position": STUCK_AFTER_S})
+    env.reset(options={"position": ONE_MOVE_TO_STUCK})
     env.step(0)
     refused(lambda: env.step(0), ResetNeeded)
     ended = env.get_state()
@@ -374,7 +357,7 @@ def test_vector_envs_never_step_an_ended_episode() -> None:
     # step already did (SAME_STEP); an ended episode is never stepped.
     for mode in ("NextStep", "SameStep"):
         venv = FortyThievesVectorEnv(1, "classic", autoreset_mode=mode)
-        venv.reset(options={"position": STUCK_AFTER_S})
+        venv.reset(options={"position": ONE_MOVE_TO_STUCK})
         _, _, terminated, _, infos = venv.step([0])
         assert terminated[0]
         _, _, terminated, _, infos = venv.step([0])

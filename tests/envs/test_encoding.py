@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numba import njit
+from reference import reference_observation
 
 from forty_thieves_env import PRESETS, GameState, deal, format_position, get_variant, parse_card
 from forty_thieves_env.engine.cards import N_CARDS
@@ -55,31 +56,6 @@ def random_states(variant: str, n_states: int, seed: int, stock_bias: float = 0.
     return out[:n_states]
 
 
-def reference(game: GameState) -> dict[str, np.ndarray]:
-    """What the oracle observation must hold, computed from GameState's properties."""
-    v = game.variant
-    c, d, t = v.columns, v.max_depth, v.stock_size
-    tab = np.full((c, d), NO_CARD, dtype=np.int8)
-    revealed = np.full((c, d), NO_CARD, dtype=np.int8)
-    for i, (col, down) in enumerate(zip(game.columns, game.face_down, strict=True)):
-        for k, code in enumerate(col):
-            tab[i, k] = FACE_DOWN if k < down else code
-            revealed[i, k] = code
-    waste = np.full(t, NO_CARD, dtype=np.int8)
-    if game.waste:
-        waste[t - len(game.waste) :] = game.waste
-    stock = np.full(t, NO_CARD, dtype=np.int8)
-    stock[: len(game.stock)] = game.stock
-    return {
-        "tableau": tab,
-        "waste": waste,
-        "foundations": np.array(game.foundations, dtype=np.int8),
-        "counts": np.array([len(game.stock), game.redeals_left], dtype=np.int8),
-        "stock": stock,
-        "tableau_revealed": revealed,
-    }
-
-
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_observation_matches_reference_over_random_play(variant: str) -> None:
     v = get_variant(variant)
@@ -87,7 +63,7 @@ def test_observation_matches_reference_over_random_play(variant: str) -> None:
     spaces = {mode: observation_space(v, mode) for mode in encoders}
     seen_face_down = seen_waste = False
     for game in random_states(variant, 40, seed=VARIANTS.index(variant)):
-        ref = reference(game)
+        ref = reference_observation(game)
         obs = encoders["dict"](game.array)
         assert list(obs) == ["tableau", "waste", "foundations", "counts"]
         for key, value in obs.items():
@@ -157,7 +133,7 @@ def test_kernel_is_callable_per_game_from_compiled_code() -> None:
     for name, (start, stop, shape) in layout.items():
         block = obs[len(games) * start : len(games) * stop].reshape(len(games), *shape)
         for g, game in enumerate(games):
-            np.testing.assert_array_equal(block[g], reference(game)[name], err_msg=name)
+            np.testing.assert_array_equal(block[g], reference_observation(game)[name], err_msg=name)
     assert list(fields) == list(layout)
 
 

@@ -10,7 +10,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import NEAR_WIN, NEAR_WIN_SCRIPT
+from conftest import NEAR_WIN, NEAR_WIN_SCRIPT, ONE_MOVE_TO_STUCK
 from gymnasium.utils.env_checker import data_equivalence
 
 import forty_thieves_env
@@ -34,27 +34,6 @@ from forty_thieves_env.envs.rewards import FoundationReward
 
 # The difficulty levels' ids go through the same checks as the presets' ids.
 IDS = list(ENV_IDS) + list(LEVEL_IDS)
-
-
-# Classic, only spades out: every column top is K, J, 9, 7 or 5 (none fits on another), so the
-# only move is turning the last stock card, the 3S, which fits nowhere either: then stuck.
-ONE_MOVE_TO_STUCK = """\
-variant: classic
-redeals: 0
-stock: 3S
-waste:
-foundations: KC KC KH KH KD KD
-1: AS 2S KS
-2: AS 2S KS
-3: 3S 4S JS
-4: 4S JS
-5: 6S 9S
-6: 6S 9S
-7: 8S 7S
-8: 8S 7S
-9: TS 5S
-10: TS QS QS 5S
-"""
 
 
 def masked_random_action(info: dict, rng: np.random.Generator) -> int:

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from reference import RefGame
+from reference import RefGame, reference_observation
 
 from forty_thieves_env import PRESETS, format_move, parse_position
 from forty_thieves_env.engine.cards import N_CARDS, N_CODES
-from forty_thieves_env.envs.observation import FACE_DOWN, NO_CARD
+from forty_thieves_env.envs.observation import FACE_DOWN
 from forty_thieves_env.envs.vector import FortyThievesVectorEnv
 
 OBSERVATIONS = ("dict", "flat", "oracle")
@@ -71,29 +71,9 @@ class Tally:
 
 def expected_observation(text: str, mode: str) -> np.ndarray | dict[str, np.ndarray]:
     """The observation a position's text calls for, built from ``GameState``'s properties."""
-    game = parse_position(text)
-    v = game.variant
-    c, d, t = v.columns, v.max_depth, v.stock_size
-    tab = np.full((c, d), NO_CARD, dtype=np.int8)
-    revealed = np.full((c, d), NO_CARD, dtype=np.int8)
-    for i, (col, down) in enumerate(zip(game.columns, game.face_down, strict=True)):
-        for k, code in enumerate(col):
-            tab[i, k] = FACE_DOWN if k < down else code
-            revealed[i, k] = code
-    waste = np.full(t, NO_CARD, dtype=np.int8)
-    if game.waste:
-        waste[t - len(game.waste) :] = game.waste
-    stock = np.full(t, NO_CARD, dtype=np.int8)
-    stock[: len(game.stock)] = game.stock
-    obs = {
-        "tableau": tab,
-        "waste": waste,
-        "foundations": np.array(game.foundations, dtype=np.int8),
-        "counts": np.array([len(game.stock), game.redeals_left], dtype=np.int8),
-    }
-    if mode == "oracle":
-        obs["stock"] = stock
-        obs["tableau_revealed"] = revealed
+    ref = reference_observation(parse_position(text))
+    fields = ("tableau", "waste", "foundations", "counts") + (("stock", "tableau_revealed") if mode == "oracle" else ())
+    obs = {k: ref[k] for k in fields}
     if mode == "flat":
         return np.concatenate([a.ravel() for a in obs.values()])
     return obs
