@@ -62,13 +62,15 @@ class PolicyBatch:
     """
 
     def __init__(self, agent: Any) -> None:
-        from agents.players.ppo import FLAT_FIELDS
+        from agents.players.ppo import FLAT_FIELDS, actor_fields
 
         self.model = agent.model
         self.policy = agent.model.policy
         self.policy.set_training_mode(False)
         space = self.model.observation_space
-        self.fields: tuple[str, ...] = tuple(FLAT_FIELDS) if not hasattr(space, "spaces") else tuple(space.spaces)
+        self.fields: tuple[str, ...] = (
+            tuple(FLAT_FIELDS) if not hasattr(space, "spaces") else actor_fields(self.model) or tuple(space.spaces)
+        )
         self.flat = not hasattr(space, "spaces")
 
     def model_input(self, obs: dict[str, np.ndarray], rows: np.ndarray) -> Any:

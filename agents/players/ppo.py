@@ -14,6 +14,11 @@ masked distribution with the agent's seeded generator (``deterministic=False``).
 policy network is called directly (no gradient, no per-call mode switch), which is several
 times faster per move than ``model.predict``.
 
+A model trained on the ``oracle`` observation whose logits read only a player's fields (an
+*asymmetric critic*: the ``lookup_scorer`` with ``critic_stock``, whose value alone reads the
+stock) is a fair player: the agent and the batched evaluator hand it only those fields
+(:func:`actor_fields`), and its ``observation`` stays ``"dict"``.
+
 A deterministic policy can go round in circles (a card moved back and forth); the
 evaluator's move cap ends such a game as a loss, which is what it is.
 """
@@ -51,6 +56,20 @@ def _load_zip(path: Path, device: str) -> Any:
     if key not in _MODELS:
         _MODELS[key] = MaskablePPO.load(str(path), device=device)
     return _MODELS[key]
+
+
+def actor_fields(model: Any) -> tuple[str, ...] | None:
+    """The fields a model's logits read when they are fewer than its observation space holds, else None.
+
+    A features extractor may say which fields its logits read (``actor_fields``: the
+    ``lookup_scorer``'s are a player's); a model trained on the ``oracle`` observation with
+    such an extractor reads the hidden cards only in its value, and plays from these fields.
+    """
+    fields = getattr(getattr(model.policy, "features_extractor", None), "actor_fields", None)
+    space = model.observation_space
+    if fields is None or not hasattr(space, "spaces") or set(space.spaces) <= set(fields):
+        return None
+    return tuple(fields)
 
 
 def policy_logits(policy: Any, obs: Any) -> Any:
@@ -113,6 +132,9 @@ class PPOAgent(BaseAgent):
         label = f"model {str(model)!r}" if info is not None and str(model) == info.name else f"the model at {path}"
         mode = check_fit(self.model.observation_space, self.model.action_space, info, self.variant, label)
         self._flat = mode == "flat"  # built from the dict observation's fields
+        self._fields = actor_fields(self.model)  # None: every field of its observation space
+        if self._fields is not None:  # an asymmetric critic: the logits read a player's fields only
+            mode = "dict"
         if mode == "oracle":  # it needs the hidden cards: the evaluator makes its env so
             self.observation = "oracle"
         self._label = label
@@ -126,7 +148,8 @@ class PPOAgent(BaseAgent):
             obs = np.concatenate([np.asarray(observation[k]).ravel() for k in FLAT_FIELDS])
         else:
             try:
-                obs = {k: np.asarray(observation[k]) for k in self.model.observation_space.spaces}
+                fields = self._fields or self.model.observation_space.spaces
+                obs = {k: np.asarray(observation[k]) for k in fields}
             except KeyError as err:
                 raise ValueError(
                     f"{self._label} reads the {self.observation!r} observation; this one has no {err}: "

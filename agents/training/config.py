@@ -118,6 +118,7 @@ class LookupKwargs(_Strict):
     hidden: int = Field(48, ge=1, le=1024)  # width of the column and table vectors
     rank: int = Field(8, ge=1, le=256)  # source and destination vectors whose dot product scores a column pair
     value_dim: int = Field(64, ge=1, le=1024)  # value features under SB3's value layer
+    critic_stock: int = Field(0, ge=0, le=1024)  # next stock cards the value reads (asymmetric critic, oracle obs)
 
 
 #: The options model of each network that takes options.
@@ -215,6 +216,7 @@ class TrainConfig(_Strict):
     normalize_advantage: bool = True
     policy_kwargs: PolicyKwargs = Field(default_factory=PolicyKwargs)
     imitation: Imitation | None = None  # a warm start by imitation before PPO (null: none)
+    init_model: str | None = None  # start from this model's weights (a .zip, run folder or shipped name); null: fresh
     eval_freq: int = Field(50_000, ge=0)
     n_eval_episodes: int = Field(100, ge=1, le=1000)
     eval_deterministic: bool = True
@@ -251,11 +253,23 @@ def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
         out.append(("policy", "MlpPolicy needs env_kwargs.observation: flat (dict observations need MultiInputPolicy)"))
     if config.policy == "MultiInputPolicy" and observation == "flat":
         out.append(("policy", "env_kwargs.observation flat needs policy MlpPolicy"))
-    if config.policy_kwargs.features_extractor in EXTRACTOR_KWARGS and (
-        config.policy != "MultiInputPolicy" or observation == "oracle"
-    ):
-        name = config.policy_kwargs.features_extractor
+    name = config.policy_kwargs.features_extractor
+    kwargs = config.policy_kwargs.features_extractor_kwargs
+    critic_stock = getattr(kwargs, "critic_stock", 0)
+    # The lookup_scorer's logits read a player's fields only, so it may train on the oracle
+    # observation (its value then reads the stock: critic_stock); the other networks would
+    # read the hidden cards in their logits.
+    oracle_ok = name == "lookup_scorer"
+    wrong_obs = config.policy != "MultiInputPolicy" or (observation == "oracle" and not oracle_ok)
+    if name in EXTRACTOR_KWARGS and wrong_obs:
         out.append(("policy_kwargs.features_extractor", f"{name} reads the dict observation (MultiInputPolicy)"))
+    if critic_stock and observation != "oracle":
+        out.append(
+            (
+                "policy_kwargs.features_extractor_kwargs.critic_stock",
+                f"{critic_stock} needs env_kwargs.observation: oracle (the critic reads the stock from it)",
+            )
+        )
     return out
 
 

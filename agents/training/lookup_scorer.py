@@ -24,7 +24,14 @@ on two cores:
   from ``g``. A run of ``k`` cards (run-moving variants) adds one learnt number for the run's
   base card (slot ``k-1`` from the top) and one for the card the move uncovers (slot ``k``),
   both lookups of the same facts, and a bias per ``k``.
-* **Value**: a layer on the mean and max of the columns' ``x`` and ``g``.
+* **Value**: a layer on the sum of the columns' ``x`` and on ``g``.
+* **Asymmetric critic** (``critic_stock > 0``, trained on the ``oracle`` observation): the
+  value also reads the next ``critic_stock`` stock cards, which a player cannot see: for each
+  stock position ``p`` a learnt row for ``(p, card)`` and one for ``(p, distance from home)``,
+  summed into the value layer's input. The logits never read them (:attr:`LookupScorer.actor_fields`
+  lists what they read), so the trained policy plays from what a player sees, and its input at
+  play time is the ``dict`` observation; a critic that knows the stock predicts the return with
+  far less noise, which is what PPO's advantages are made of.
 
 The facts are computed in torch from the ``Dict`` observation on small integer tensors; none
 of them is learnt, so none carries a gradient. Shapes in comments: ``B`` samples, ``C``
@@ -44,6 +51,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from forty_thieves_env.engine.actions import n_actions_for
+from forty_thieves_env.engine.cards import N_RANKS
+from forty_thieves_env.envs.observation import FACE_DOWN, NO_CARD, O_NAMES, O_STOCK
 
 from .card_facts import CARD_ROWS, build_config, card_facts, column_rows, global_rows
 from .scorer_policy import ScorerPolicy
@@ -102,7 +111,13 @@ class LookupScorer(BaseFeaturesExtractor):
         rank: Size of the source and destination vectors whose dot product scores a pair.
         value_dim: Value features handed to SB3's value layer.
         alternate: The variant builds down in alternate colours (else by suit).
+        critic_stock: Stock cards (next first) the value reads: an asymmetric critic, which
+            needs the ``oracle`` observation's ``stock`` field; 0: none (the value reads
+            only what the logits read).
     """
+
+    #: The observation fields the logits read: a player's (never the oracle's hidden cards).
+    actor_fields: tuple[str, ...] = O_NAMES[:O_STOCK]
 
     def __init__(
         self,
@@ -114,6 +129,7 @@ class LookupScorer(BaseFeaturesExtractor):
         rank: int = 8,
         value_dim: int = 64,
         alternate: bool = False,
+        critic_stock: int = 0,
     ) -> None:
         n_cols, depth = observation_space["tableau"].shape
         n_actions = n_actions_for(n_cols, max_run)
@@ -149,6 +165,20 @@ class LookupScorer(BaseFeaturesExtractor):
             self.run_k = nn.Parameter(torch.zeros(max_run))
         self.value_cols = nn.Linear(h, value_dim, bias=False)  # of the columns' sum
         self.value_glob = nn.Linear(h, value_dim)
+        self.critic_stock = 0
+        if critic_stock > 0:
+            if "stock" not in observation_space.spaces:
+                raise ValueError(
+                    "critic_stock needs the oracle observation (its 'stock' field): "
+                    "set env_kwargs.observation: oracle, or critic_stock: 0"
+                )
+            self.critic_stock = min(int(critic_stock), int(observation_space["stock"].shape[0]))
+            k = self.critic_stock
+            # Rows: (position, card code) for k * (NO_CARD + 1), then (position, distance 0..13).
+            self.stock_table = nn.Parameter(torch.zeros(k * (NO_CARD + 1) + k * (N_RANKS + 1), value_dim))
+            self.register_buffer("stock_offsets", torch.arange(k) * (NO_CARD + 1), persistent=False)
+            base = k * (NO_CARD + 1)
+            self.register_buffer("dist_offsets", base + torch.arange(k) * (N_RANKS + 1), persistent=False)
         off = ~torch.eye(n_cols, dtype=torch.bool)
         self.register_buffer("off_diagonal", off.reshape(-1), persistent=False)
         self.reset_output_layers()
@@ -221,8 +251,26 @@ class LookupScorer(BaseFeaturesExtractor):
         stock = self.stock(g)  # (B, 2): stock, waste card home
         logits = torch.cat([stock, waste_col, home, col_col], dim=1)  # codec order (actions.py)
 
-        value = torch.relu(self.value_cols(x.sum(1)) + self.value_glob(g))  # (B, V)
-        return torch.cat([logits, value], dim=1)
+        value = self.value_cols(x.sum(1)) + self.value_glob(g)  # (B, V)
+        if self.critic_stock and "stock" in observations:  # absent at play time and in imitation data
+            value = value + row_sum(self.stock_rows(observations), self.stock_table)
+        return torch.cat([logits, torch.relu(value)], dim=1)
+
+    def stock_rows(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+        """``(B, 2k) long``: the critic's rows for the next ``k = critic_stock`` stock cards.
+
+        Row ``(p, card)`` and row ``(p, distance)``: the card's rank less the height of its
+        suit's higher foundation (clamped to 0..12; 13 for an empty stock slot).
+        """
+        k = self.critic_stock
+        cards = observations["stock"][:, :k].long()  # (B, k), NO_CARD past the stock's end
+        found = observations["foundations"].long()  # (B, 8): piles 2*suit and 2*suit + 1
+        real = cards < FACE_DOWN  # card codes are 0..51
+        code = torch.where(real, cards, torch.zeros_like(cards))
+        suit, rank = code // N_RANKS, code % N_RANKS
+        height = torch.maximum(found.gather(1, 2 * suit), found.gather(1, 2 * suit + 1))  # (B, k)
+        dist = torch.where(real, (rank - height).clamp(0, N_RANKS - 1), torch.full_like(cards, N_RANKS))
+        return torch.cat([cards + self.stock_offsets, dist + self.dist_offsets], dim=1)
 
 
 class LookupScorerPolicy(ScorerPolicy):

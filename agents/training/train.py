@@ -100,6 +100,35 @@ def build_model(config: TrainConfig, venv: Any, seed: int, env_id: str | None = 
     )
 
 
+def load_weights(model: Any, source: str, log: Callable[[str], None]) -> None:
+    """Copy into ``model``'s policy the weights of the model at ``source`` that it has too.
+
+    ``source`` is a model ``.zip``, a run folder or a shipped name. Parameters the source lacks
+    (an asymmetric critic's stock table, say) keep their fresh initialisation; a parameter
+    of another shape is refused, naming it. Adam's moments are not copied.
+    """
+    import torch
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    from agents.players.shipped import resolve_model
+
+    path = resolve_model(source)[0]
+    _, params, _ = load_from_zip_file(str(path), device="cpu", load_data=False)
+    theirs = params["policy"]
+    mine = model.policy.state_dict()
+    wrong = [k for k, v in theirs.items() if k in mine and mine[k].shape != v.shape]
+    if wrong:
+        k = wrong[0]
+        raise ValueError(
+            f"init_model {source!r}: {k} has shape {tuple(theirs[k].shape)} there and {tuple(mine[k].shape)} here"
+        )
+    shared = {k: v for k, v in theirs.items() if k in mine}
+    with torch.no_grad():
+        model.policy.load_state_dict(shared, strict=False)
+    fresh = sorted(set(mine) - set(shared))
+    log(f"init_model: {len(shared)} tensors from {path}" + (f"; fresh: {', '.join(fresh)}" if fresh else ""))
+
+
 def set_threads(config: TrainConfig) -> None:
     """torch on the config's number of threads (0: leave torch's default)."""
     import torch
@@ -173,6 +202,8 @@ def train(
     venv = make_train_env(env_id, config, config.seed + done_steps)
     if checkpoint is None:
         model = build_model(config, venv, config.seed, env_id)
+        if config.init_model is not None:
+            load_weights(model, config.init_model, log)
         if config.imitation is not None:
             warm_start(model, env_id, config, run_dir, log)
         log(f"training {config.algo} on {env_id} for {config.n_timesteps:,} steps -> {run_dir}")

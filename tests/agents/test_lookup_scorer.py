@@ -202,3 +202,54 @@ def test_policy_masks_trains_and_reloads(name: str, tmp_path) -> None:
         torch.testing.assert_close(
             loaded.policy.features_extractor(batch), model.policy.features_extractor(batch), rtol=1e-6, atol=1e-6
         )
+
+
+def test_asymmetric_critic_reads_the_stock_and_the_logits_do_not() -> None:
+    """With ``critic_stock`` the value reads the oracle's stock; the logits are the same whatever the
+    stock holds, and with the oracle fields left out altogether (as a player's observation)."""
+    env = gym.make("FortyThieves-v0", observation="oracle")
+    net = LookupScorer(env.observation_space, critic_stock=24)
+    for p in net.parameters():
+        torch.nn.init.normal_(p, std=0.5)
+    net.eval()
+    oracle = []
+    for deal in range(1, 7):
+        obs, _ = env.reset(options={"deal": deal})
+        oracle.append(obs)
+    batch = {k: torch.as_tensor(np.stack([o[k] for o in oracle])) for k in oracle[0]}
+    shuffled = dict(batch)
+    gen = torch.Generator().manual_seed(0)
+    shuffled["stock"] = batch["stock"][:, torch.randperm(batch["stock"].shape[1], generator=gen)]
+    shuffled["tableau_revealed"] = torch.zeros_like(batch["tableau_revealed"])
+    player = {k: v for k, v in batch.items() if k in LookupScorer.actor_fields}
+    assert set(player) == {"tableau", "waste", "foundations", "counts"}
+    n = net.n_actions
+    with torch.no_grad():
+        out, out_shuffled, out_player = net(batch), net(shuffled), net(player)
+    torch.testing.assert_close(out[:, :n], out_shuffled[:, :n], rtol=0, atol=0)
+    torch.testing.assert_close(out[:, :n], out_player[:, :n], rtol=0, atol=0)
+    assert not torch.equal(out[:, n:], out_shuffled[:, n:])  # the critic reads the stock order
+    assert not torch.equal(out[:, n:], out_player[:, n:])
+
+
+def test_stock_rows_distance_from_home() -> None:
+    """A stock card's distance row is its rank less its suit's higher foundation (0 when it can go home)."""
+    env = gym.make("FortyThieves-v0", observation="oracle")
+    net = LookupScorer(env.observation_space, critic_stock=3)
+    found = torch.zeros(1, 8, dtype=torch.int8)
+    found[0, 2] = 2  # spades (suit 1): the 2 is home on one pile
+    stock = torch.full((1, 64), NO_CARD, dtype=torch.int8)
+    stock[0, 0] = 13 + 2  # the 3 of spades: goes home now
+    stock[0, 1] = 13 + 6  # the 7 of spades: 4 cards to go
+    rows = net.stock_rows({"stock": stock, "foundations": found})
+    k = 3
+    assert rows[0, :k].tolist() == [15, 19 + (NO_CARD + 1), NO_CARD + 2 * (NO_CARD + 1)]
+    base = k * (NO_CARD + 1)
+    assert (rows[0, k:] - net.dist_offsets).tolist() == [0, 4, 13]  # 13: no card there
+    assert base == int(net.dist_offsets[0])
+
+
+def test_critic_stock_needs_the_oracle_observation() -> None:
+    env = gym.make("FortyThieves-v0")
+    with pytest.raises(ValueError, match="oracle"):
+        LookupScorer(env.observation_space, critic_stock=8)

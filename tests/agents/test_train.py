@@ -266,3 +266,80 @@ def test_a_trained_run_ships_and_plays_by_name(
     args = ["evaluate", "--agent", "ppo", "--model", "tiny", "--deals", "1-2", "--workers=1", "--max-moves=30"]
     assert main([*args, "--quiet", "--out", str(out)]) == 0
     assert "ppo on classic, 2 deals" in capsys.readouterr().out
+
+
+ASYMMETRIC = [
+    "env_kwargs.observation=oracle",
+    "policy_kwargs.features_extractor_kwargs={hidden: 8, rank: 2, value_dim: 8, critic_stock: 6}",
+]
+
+
+def test_asymmetric_critic_trains_from_init_model_and_plays_as_a_player(run: Path, tmp_path: Path) -> None:
+    """``init_model`` copies a run's weights into a network with an asymmetric critic (the stock
+    table starts fresh); the trained model plays as a ``dict`` player, batched and game by game."""
+    from agents.evaluation.evaluate import evaluate
+    from agents.players.base import make_agent
+    from agents.players.ppo import ensure_registered
+
+    lines: list[str] = []
+    src = find_last_checkpoint(run)
+    asym = train(
+        PPO_YAML,
+        "FortyThieves-v0",
+        overrides=[*TINY, *ASYMMETRIC, "imitation=null", f"init_model={src}", "eval_freq=0", "final_eval_episodes=0"],
+        total_timesteps=64,
+        runs_dir=tmp_path,
+        name="asym",
+        progress=False,
+        log=lines.append,
+    )
+    assert any("init_model:" in line and "stock_table" in line for line in lines)
+    from sb3_contrib import MaskablePPO
+
+    src_params = MaskablePPO.load(src).policy.state_dict()
+    start = MaskablePPO.load(find_last_checkpoint(asym)).policy.state_dict()
+    assert set(start) - set(src_params) == {k for k in start if "stock_table" in k}
+    ensure_registered()
+    agent = make_agent("ppo", "classic", model=str(asym / "final_model.zip"), deterministic=False, seed=0)
+    assert agent.observation == "dict"  # fair: it plays from a player's observation
+    rows = {}
+    for batched in (True, False):
+        ev = evaluate(
+            "ppo",
+            "classic",
+            deals="1-3",
+            seed=0,
+            workers=1,
+            max_moves=30,
+            agent_kwargs={"model": str(asym / "final_model.zip"), "deterministic": False, "batched": batched},
+            progress=False,
+        )
+        rows[batched] = [(r.deal, r.moves, r.cards_on_foundations) for r in ev.results]
+    assert rows[True] == rows[False]
+
+
+def test_init_model_of_another_shape_is_refused(run: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"init_model .* shape"):
+        train(
+            PPO_YAML,
+            "FortyThieves-v0",
+            overrides=[
+                *TINY,
+                "imitation=null",
+                f"init_model={find_last_checkpoint(run)}",
+                "n_envs=2",
+                "policy_kwargs.features_extractor_kwargs={hidden: 12, rank: 2, value_dim: 8}",
+            ],
+            total_timesteps=64,
+            runs_dir=tmp_path,
+            name="bad",
+            progress=False,
+            log=lambda _: None,
+        )
+
+
+def test_critic_stock_without_the_oracle_observation_is_refused() -> None:
+    from agents.training.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"critic_stock.*oracle"):
+        load_config(PPO_YAML, "FortyThieves-v0", ["policy_kwargs.features_extractor_kwargs.critic_stock=8"])
