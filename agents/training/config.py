@@ -254,8 +254,6 @@ def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
     if config.policy == "MultiInputPolicy" and observation == "flat":
         out.append(("policy", "env_kwargs.observation flat needs policy MlpPolicy"))
     name = config.policy_kwargs.features_extractor
-    kwargs = config.policy_kwargs.features_extractor_kwargs
-    critic_stock = getattr(kwargs, "critic_stock", 0)
     # The lookup_scorer's logits read a player's fields only, so it may train on the oracle
     # observation (its value then reads the stock: critic_stock); the other networks would
     # read the hidden cards in their logits.
@@ -263,13 +261,7 @@ def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
     wrong_obs = config.policy != "MultiInputPolicy" or (observation == "oracle" and not oracle_ok)
     if name in EXTRACTOR_KWARGS and wrong_obs:
         out.append(("policy_kwargs.features_extractor", f"{name} reads the dict observation (MultiInputPolicy)"))
-    if critic_stock and observation != "oracle":
-        out.append(
-            (
-                "policy_kwargs.features_extractor_kwargs.critic_stock",
-                f"{critic_stock} needs env_kwargs.observation: oracle (the critic reads the stock from it)",
-            )
-        )
+
     return out
 
 
@@ -521,6 +513,12 @@ def check_env_kwargs(env_id: str, config: TrainConfig, where: str = "config") ->
         gym.make(env_id, **config.env_kwargs).close()
     except (TypeError, ValueError) as err:
         raise ConfigError(f"{where}: env_kwargs: {err}") from None
+    critic_stock = getattr(config.policy_kwargs.features_extractor_kwargs, "critic_stock", 0)
+    if critic_stock and config.env_kwargs.get("observation", "dict") != "oracle":
+        raise ConfigError(
+            f"{where}: policy_kwargs.features_extractor_kwargs.critic_stock: {critic_stock} needs "
+            "env_kwargs.observation: oracle (the critic reads the stock from it)"
+        )
 
 
 def dump_config(env_id: str, config: TrainConfig) -> str:

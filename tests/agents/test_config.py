@@ -37,8 +37,15 @@ def test_shipped_config_has_classic_and_an_easier_variant() -> None:
     assert relaxed.imitation is not None and classic.imitation is not None
     assert relaxed.imitation.games == 3000 != classic.imitation.games
     assert relaxed.imitation.workers == classic.imitation.workers  # a nested section merges key by key
-    assert relaxed.learning_rate == classic.learning_rate == 1e-4
-    assert relaxed.policy_kwargs == classic.policy_kwargs
+    # Classic trains with the asymmetric critic (deep merge: only critic_stock differs), Relaxed without.
+    assert (relaxed.learning_rate, classic.learning_rate) == (1e-4, 2e-3)
+    assert classic.env_kwargs == {"reward": "foundation", "observation": "oracle"}
+    assert relaxed.env_kwargs == {"reward": "foundation"}
+    assert classic.policy_kwargs.features_extractor_kwargs.critic_stock == 24
+    assert relaxed.policy_kwargs.features_extractor_kwargs.critic_stock == 0
+    assert relaxed.policy_kwargs.model_copy(update={"features_extractor_kwargs": None}) == (
+        classic.policy_kwargs.model_copy(update={"features_extractor_kwargs": None})
+    )
 
 
 def test_every_key_of_the_shipped_config_has_a_comment() -> None:

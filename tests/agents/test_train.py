@@ -85,7 +85,7 @@ def test_resolved_config_is_what_trained(run: Path) -> None:
     assert env_id == "FortyThieves-v0"
     assert (cfg.n_timesteps, cfg.seed, cfg.n_envs, cfg.n_steps) == (256, 3, 2, 32)
     raw = yaml.safe_load((run / "config.yaml").read_text())
-    assert list(raw) == ["FortyThieves-v0"] and raw["FortyThieves-v0"]["learning_rate"] == 1e-4
+    assert list(raw) == ["FortyThieves-v0"] and raw["FortyThieves-v0"]["learning_rate"] == 2e-3
     assert raw["FortyThieves-v0"]["imitation"]["games"] == 2
 
 
@@ -258,7 +258,7 @@ def test_a_trained_run_ships_and_plays_by_name(
     monkeypatch.setenv(MODELS_ENV_VAR, str(tmp_path / "models"))
     assert main(["ship", str(run), "--name", "tiny"]) == 0
     info = shipped_models()["tiny"]
-    assert (info.env_id, info.variant, info.observation, info.seed) == ("FortyThieves-v0", "classic", "dict", 3)
+    assert (info.env_id, info.variant, info.observation, info.seed) == ("FortyThieves-v0", "classic", "oracle", 3)
     assert info.training_command == f"forty-thieves train {PPO_YAML} --total-timesteps 256"
     assert info.test_results["source"] == "final_eval.json" and info.test_results["summary"]["games"] == 2
     assert info.num_timesteps in (128, 256) and info.config["n_steps"] == 32
@@ -338,8 +338,18 @@ def test_init_model_of_another_shape_is_refused(run: Path, tmp_path: Path) -> No
         )
 
 
-def test_critic_stock_without_the_oracle_observation_is_refused() -> None:
+def test_critic_stock_without_the_oracle_observation_is_refused(tmp_path: Path) -> None:
+    """Refused before anything is written: the run folder is not made."""
     from agents.training.config import ConfigError
 
-    with pytest.raises(ConfigError, match=r"critic_stock.*oracle"):
-        load_config(PPO_YAML, "FortyThieves-v0", ["policy_kwargs.features_extractor_kwargs.critic_stock=8"])
+    with pytest.raises(ConfigError, match=r"critic_stock: 8 needs env_kwargs.observation: oracle"):
+        train(
+            PPO_YAML,
+            "FortyThieves-v0",
+            overrides=[*TINY, "env_kwargs.observation=dict", "policy_kwargs.features_extractor_kwargs.critic_stock=8"],
+            runs_dir=tmp_path,
+            name="refused",
+            progress=False,
+            log=lambda _: None,
+        )
+    assert not (tmp_path / "refused").exists()
