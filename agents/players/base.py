@@ -87,6 +87,7 @@ _REGISTRY: dict[str, str] = {
     "heuristic": "agents.players.heuristic:HeuristicAgent",
     "lookahead": "agents.players.lookahead:LookaheadAgent",
     "solver": "agents.players.solver:SolverAgent",
+    "sampling_solver": "agents.players.sampling_solver:SamplingSolverAgent",
     "ppo": "agents.players.ppo:PPOAgent",  # a trained MaskablePPO model (model=PATH.zip)
 }
 
