@@ -359,9 +359,9 @@ def format_summary(evaluation: Evaluation) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``forty-thieves evaluate`` arguments (read by :func:`run_cli`)."""
-    parser.add_argument(
-        "--agent", default="heuristic", help="random, heuristic, lookahead or solver (default: heuristic)"
-    )
+    from agents.players.base import agent_names
+
+    parser.add_argument("--agent", default="heuristic", help=f"{', '.join(agent_names())} (default: heuristic)")
     parser.add_argument("--variant", default="classic", help="preset name (default: classic)")
     parser.add_argument("--deals", default="test", help="test (1..1000), validation (1001..2000), 1-50 or 3,17,99")
     parser.add_argument("--n", type=int, help="play only the first N deals")
@@ -369,12 +369,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, help="processes (default: every core; ppo plays batched in one)")
     parser.add_argument("--out", default="results", help="folder for results.json and results.csv (default: results)")
     parser.add_argument("--max-moves", type=int, default=1000, help="move cap per game (default: 1000)")
-    parser.add_argument("--samples", type=int, help="lookahead: determinizations per move")
-    parser.add_argument("--candidates", type=int, help="lookahead: moves searched per decision")
+    parser.add_argument("--samples", type=int, help="lookahead, sampling_solver: determinizations per move")
+    parser.add_argument(
+        "--candidates", type=int, help="lookahead, sampling_solver mode=child: moves searched per decision"
+    )
     parser.add_argument("--rollout-steps", type=int, help="lookahead: longest rollout")
     parser.add_argument("--max-seconds", type=float, help="lookahead: seconds per move; solver: seconds per deal")
     parser.add_argument("--max-nodes", type=int, help="solver: node budget per deal")
-    parser.add_argument("--opt", action="append", metavar="KEY=VALUE", help="any other agent option (repeatable)")
+    parser.add_argument(
+        "--opt",
+        action="append",
+        metavar="KEY=VALUE",
+        help="any other agent option (repeatable), e.g. sampling_solver: nodes_per_solve=N, game_nodes=N, mode=child",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--label", help="a name for these results (forty-thieves compare groups files by it)")
     parser.add_argument(

@@ -87,6 +87,7 @@ _REGISTRY: dict[str, str] = {
     "heuristic": "agents.players.heuristic:HeuristicAgent",
     "lookahead": "agents.players.lookahead:LookaheadAgent",
     "solver": "agents.players.solver:SolverAgent",
+    "sampling_solver": "agents.players.sampling_solver:SamplingSolverAgent",
     "ppo": "agents.players.ppo:PPOAgent",  # a trained MaskablePPO model (model=PATH.zip)
 }
 
@@ -116,7 +117,7 @@ def agent_class(name: str) -> Callable[..., Agent]:
 
 
 def make_agent(name: str, variant: str | Variant = "classic", **kwargs: Any) -> Agent:
-    """Build a registered agent (``random``, ``heuristic``, ``lookahead``, ``solver``).
+    """Build a registered agent (``random``, ``heuristic``, ``lookahead``, ``sampling_solver``, ``solver``, ``ppo``).
 
     Keyword arguments go to the agent's constructor (``seed=``, and its own options such as
     ``samples=`` for ``lookahead``).

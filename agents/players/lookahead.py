@@ -76,6 +76,18 @@ def evaluate_candidates(states, cfg, cands, w, seed, max_steps, max_idle, wins, 
             home[c] += h
 
 
+def is_safe_home(cfg: np.ndarray, s: np.ndarray, a: int) -> bool:
+    """Whether action ``a`` sends a safe card home in state ``s`` (such a move never costs a win)."""
+    kind, i, _, _ = decode(cfg, a)
+    if kind == Kind.WASTE_FOUNDATION:
+        card = int(s[int(cfg[Cfg.OFF_WASTE]) + int(s[Slot.WASTE_LEN]) - 1])
+    elif kind == Kind.COLUMN_FOUNDATION:
+        card = int(column_top(s, cfg, i))
+    else:
+        return False
+    return bool(is_safe(s, cfg, card))
+
+
 class LookaheadAgent(HeuristicAgent):
     """PIMC with heuristic rollouts (see the module docstring).
 
@@ -135,7 +147,7 @@ class LookaheadAgent(HeuristicAgent):
         self._idle = 0 if progress != self._progress else self._idle + 1
         self._progress = progress
         legal = np.flatnonzero(mask)
-        if legal.size == 1 or self._idle >= self.max_idle or self._is_safe_home(s, best):
+        if legal.size == 1 or self._idle >= self.max_idle or is_safe_home(cfg, s, best):
             return int(best)
         # Candidates: the heuristic's order (its tie-break noise included), sensible moves first.
         order = sorted(legal.tolist(), key=lambda a: (-self._scores[a], -noise(tie_seed, a)))
@@ -166,14 +178,3 @@ class LookaheadAgent(HeuristicAgent):
                 n += 1
         value = wins * (N_CARDS + 1) + home  # wins first, then cards home
         return int(cands[int(np.argmax(value))])  # argmax: the first best, i.e. the heuristic's order
-
-    def _is_safe_home(self, s: np.ndarray, a: int) -> bool:
-        """Whether action ``a`` sends a safe card home (it can never cost a win)."""
-        kind, i, _, _ = decode(self._cfg, a)
-        if kind == Kind.WASTE_FOUNDATION:
-            card = int(s[int(self._cfg[Cfg.OFF_WASTE]) + int(s[Slot.WASTE_LEN]) - 1])
-        elif kind == Kind.COLUMN_FOUNDATION:
-            card = int(column_top(s, self._cfg, i))
-        else:
-            return False
-        return bool(is_safe(s, self._cfg, card))

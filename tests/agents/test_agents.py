@@ -5,11 +5,13 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import NEAR_WIN, NEAR_WIN_SCRIPT, position
 
 from agents.hashing import table_insert
 from agents.players.base import Agent, agent_names, make_agent
 from agents.players.heuristic import HeuristicAgent, choose, visible_hash
 from agents.players.lookahead import LookaheadAgent
+from agents.players.sampling_solver import SamplingSolverAgent
 from agents.players.view import StockRecall, determinize, state_from_oracle
 from agents.players.weights import CYCLE, POINTLESS, TWIN, weights_array
 from forty_thieves_env import PRESETS, GameState, deal, format_position, get_variant, parse_move, parse_position
@@ -23,6 +25,7 @@ FAST = {
     "heuristic": {},
     "lookahead": {"samples": 2, "candidates": 3, "rollout_steps": 60},
     "solver": {"max_nodes": 20_000, "max_seconds": 2.0},
+    "sampling_solver": {"samples": 2, "nodes_per_solve": 2000, "game_nodes": 100_000},
 }
 
 
@@ -73,7 +76,7 @@ def test_registry_builds_every_agent():
 
 
 @pytest.mark.parametrize("variant", sorted(PRESETS))
-@pytest.mark.parametrize("name", ["random", "heuristic", "lookahead"])
+@pytest.mark.parametrize("name", ["random", "heuristic", "lookahead", "sampling_solver"])
 def test_full_game_legal_moves_only(name, variant):
     env = FortyThievesEnv(variant, illegal_action="raise")
     agent = make_agent(name, variant, **FAST[name])
@@ -147,6 +150,69 @@ def test_lookahead_searches_and_differs_from_heuristic():
     assert look.searched > 0
     a_heur = first_actions(env, HeuristicAgent("classic"), 1, 120, options={"deal": 12})
     assert a_look != a_heur
+
+
+@pytest.mark.parametrize("variant", ["classic", "rank_and_file"])
+def test_sampling_solver_reproducible_given_seed(variant):
+    env = FortyThievesEnv(variant)
+    opts = {"samples": 3, "nodes_per_solve": 3000, "game_nodes": 300_000}
+    runs = [first_actions(env, SamplingSolverAgent(variant, **opts), 5, 50, options={"deal": 9}) for _ in range(2)]
+    assert runs[0] == runs[1]
+    agent = SamplingSolverAgent(variant, **opts)
+    first_actions(env, agent, 99, 10, options={"deal": 4})
+    assert first_actions(env, agent, 5, 50, options={"deal": 9}) == runs[0]
+
+
+def test_sampling_solver_without_budget_is_the_heuristic():
+    # No nodes to spend: every move is the heuristic's (the same seed breaks the same ties).
+    env = FortyThievesEnv("classic")
+    agent = SamplingSolverAgent("classic", game_nodes=0)
+    actions, _ = play(env, agent, deal_number=3, seed=2)
+    assert agent.solves == 0
+    assert actions == play(env, HeuristicAgent("classic"), deal_number=3, seed=2)[0]
+
+
+def test_sampling_solver_wins_and_keeps_its_lines():
+    # Deal 2 is easy: sampled worlds win, their lines are followed without solving every move.
+    env = FortyThievesEnv("classic", illegal_action="raise")
+    agent = SamplingSolverAgent("classic", samples=4, nodes_per_solve=5000)
+    _, info = play(env, agent, deal_number=2, seed=0)
+    assert info["won"]
+    assert agent.reused > 0
+    assert agent.solves < agent.samples * agent.searched
+
+
+def test_sampling_solver_solves_a_known_position_once():
+    # With the stock spent nothing is hidden: one solve, and its line is a sure win.
+    state = position(NEAR_WIN)
+    for move in NEAR_WIN_SCRIPT[:3]:
+        state.play(move)
+    assert state.stock == []
+    env = FortyThievesEnv("classic", illegal_action="raise")
+    obs, info = env.reset(options={"position": state})
+    agent = SamplingSolverAgent("classic", samples=2, nodes_per_solve=1000, seed=0)
+    for _ in range(20):
+        obs, _, terminated, _, info = env.step(agent.act(obs, info["action_mask"]))
+        if terminated:
+            break
+    assert info["won"]
+    assert agent.solves == 1
+
+
+@pytest.mark.parametrize("variant", ["classic", "rank_and_file"])
+def test_sampling_solver_child_mode(variant):
+    env = FortyThievesEnv(variant, illegal_action="raise")
+    agent = SamplingSolverAgent(
+        variant, samples=2, mode="child", candidates=2, nodes_per_solve=2000, game_nodes=200_000
+    )
+    first_actions(env, agent, 1, 40, options={"deal": 7})
+    assert agent.solves > agent.searched  # several candidates per sample
+
+
+def test_sampling_solver_refuses_bad_options():
+    for bad in ({"samples": 0}, {"nodes_per_solve": 0}, {"mode": "leaf"}, {"strategy": "magic"}, {"game_nodes": -1}):
+        with pytest.raises(ValueError):
+            SamplingSolverAgent("classic", **bad)
 
 
 # ------------------------------------------------------------- hidden information
@@ -227,7 +293,7 @@ def test_determinize_samples_the_unseen_cards():
     assert determinize(obs, real.variant) == determinize(obs, real.variant)
 
 
-@pytest.mark.parametrize("name", ["heuristic", "lookahead"])
+@pytest.mark.parametrize("name", ["heuristic", "lookahead", "sampling_solver"])
 def test_agents_ignore_hidden_cards(name):
     real = _midgame("rank_and_file", 5, 20)
     twin = shuffle_hidden(real, np.random.default_rng(2))
@@ -238,6 +304,32 @@ def test_agents_ignore_hidden_cards(name):
     a = first_actions(env, agent, 4, 1, options={"position": real})
     b = first_actions(env, agent, 4, 1, options={"position": twin})
     assert a == b
+
+
+@pytest.mark.parametrize(("variant", "deal_number"), [("classic", 5), ("rank_and_file", 5)])
+def test_sampling_solver_ignores_hidden_cards_all_game(variant, deal_number):
+    # At every move a twin game, the real one with its hidden cards shuffled again, is shown to
+    # a second agent with the same seed: it must play the same moves the whole way, searches,
+    # kept lines and all (the real game goes on; the twin only ever shows the same view).
+    env, twin_env = FortyThievesEnv(variant), FortyThievesEnv(variant)
+    opts = {"samples": 3, "nodes_per_solve": 3000, "game_nodes": 400_000}
+    agent, twin = SamplingSolverAgent(variant, **opts), SamplingSolverAgent(variant, **opts)
+    obs, info = env.reset(options={"deal": deal_number})
+    agent.reset(seed=3)
+    twin.reset(seed=3)
+    rng = np.random.default_rng(0)
+    shuffled = 0
+    for _ in range(40):
+        other = shuffle_hidden(env.game, rng)
+        shuffled += other != env.game
+        twin_obs, twin_info = twin_env.reset(options={"position": other})
+        a = agent.act(obs, info["action_mask"])
+        assert twin.act(twin_obs, twin_info["action_mask"]) == a
+        obs, _, terminated, _, info = env.step(a)
+        if terminated:
+            break
+    assert shuffled >= 20
+    assert agent.searched > 0 and agent.solves > 0
 
 
 def test_state_from_oracle_is_exact():

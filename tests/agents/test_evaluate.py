@@ -146,6 +146,18 @@ def test_evaluate_cli_lookahead_options(tmp_path):
     assert data["results"][0]["moves"] <= 40
 
 
+def test_evaluate_cli_sampling_solver(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    assert "sampling_solver" in capsys.readouterr().out
+    out = tmp_path / "ss"
+    args = "evaluate --agent sampling_solver --deals 2 --samples 2 --opt nodes_per_solve=2000 --max-moves 40"
+    assert main([*args.split(), "--workers", "1", "--quiet", "--out", str(out)]) == 0
+    data = json.loads((out / "results.json").read_text())
+    assert data["settings"]["agent_options"] == {"samples": 2, "nodes_per_solve": 2000}
+    assert data["results"][0]["moves"] <= 40
+
+
 def test_evaluate_cli_errors(tmp_path, capsys):
     assert main(["evaluate", "--agent", "nobody", "--deals", "1", "--out", str(tmp_path)]) == 2
     assert "unknown agent" in capsys.readouterr().err
