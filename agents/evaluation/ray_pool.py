@@ -12,12 +12,13 @@
   :data:`CONNECT_TIMEOUT` seconds (:func:`probe`; ``auto`` is first resolved the way Ray does,
   :func:`resolve_auto`), raises :class:`RayError` naming the address before anything else
   happens (``solve`` writes nothing into its folder), instead of Ray's retries of a minute or more.
-* **Tasks carry chunks of deals**: about :data:`CHUNKS_PER_CPU` chunks per CPU, so that the
-  chunks at the end balance the load. Each task is a Ray streaming generator that yields each
-  deal's result as soon as it is made; :meth:`RayPool.map` waits on all of them with
-  ``ray.wait`` and yields the results as they come (the progress bar and ``verdicts.jsonl``
-  see every deal, not every chunk). At most ``workers`` (default: the cluster's CPUs) tasks
-  are in flight; the rest are submitted as those finish.
+* **Tasks carry chunks of deals** (:func:`chunks`), large at first and down to single deals at
+  the end, so that few tasks carry many deals and the last ones still balance the load. Each
+  task is a Ray streaming generator that yields each deal's result as soon as it is made;
+  :meth:`RayPool.map` waits on all of them with ``ray.wait`` and yields the results as they
+  come (the progress bar and ``verdicts.jsonl`` see every deal, not every chunk). At most
+  ``workers`` (default: the cluster's CPUs) tasks are in flight; the rest are submitted as
+  those finish.
 * **Same workers, same results**: a task runs the pool's own ``initializer(*initargs)`` (once
   per worker process and set of arguments) and then ``remote(deal)`` for each deal, the very
   functions the process pool runs, so each deal's result is the pool's (per-deal seeds come from
@@ -37,6 +38,7 @@ import math
 import os
 import re
 import socket
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -48,8 +50,8 @@ LOCAL = "local"
 INSTALL_HINT = "pip install 'forty-thieves-env[ray]'"
 #: Seconds to wait for a cluster address to answer before giving up.
 CONNECT_TIMEOUT = 5.0
-#: Chunks of deals per CPU (more: finer load balance at the end; fewer: less overhead).
-CHUNKS_PER_CPU = 4
+#: Each chunk takes 1 / (this * CPUs) of the deals left (more: smaller chunks, more tasks).
+CHUNKS_PER_CPU = 2
 #: The local instance's object store: results are small rows, so a small store is enough.
 LOCAL_OBJECT_STORE_BYTES = 256 * 2**20
 
@@ -185,9 +187,16 @@ def _run_chunk_whole(
 
 
 def chunks(deals: Sequence[int], cpus: int) -> list[list[int]]:
-    """``deals`` cut into consecutive chunks, about :data:`CHUNKS_PER_CPU` per CPU."""
-    size = max(1, math.ceil(len(deals) / (CHUNKS_PER_CPU * max(1, cpus))))
-    return [list(deals[i : i + size]) for i in range(0, len(deals), size)]
+    """``deals`` cut into consecutive chunks that shrink towards the end (guided scheduling):
+    each chunk holds ``1 / (CHUNKS_PER_CPU * cpus)`` of the deals still left, at least one. The
+    big first chunks keep the tasks few; the small last ones keep the CPUs busy to the end."""
+    out: list[list[int]] = []
+    i, share = 0, CHUNKS_PER_CPU * max(1, cpus)
+    while i < len(deals):
+        size = max(1, math.ceil((len(deals) - i) / share))
+        out.append(list(deals[i : i + size]))
+        i += size
+    return out
 
 
 class RayPool:
@@ -301,6 +310,28 @@ class RayPool:
         finally:
             for waited in running:
                 ray.cancel(waited, force=True)
+            self._settle(running)
+
+    def _settle(self, cancelled: list[Any], timeout: float = 30.0) -> None:
+        """Wait (at most ``timeout`` seconds) until the ``cancelled`` tasks have ended.
+
+        A task that ended on its own just before its cancel is still "running" to Ray for a
+        moment, and a forced cancel that arrives then can kill its worker while that worker runs
+        the next sweep's task; so a sweep returns only once its tasks are gone."""
+        ray = self._ray
+        deadline = time.monotonic() + timeout
+        pending = list(cancelled)
+        while pending and (left := deadline - time.monotonic()) > 0:
+            ready, pending = ray.wait(pending, num_returns=1, timeout=left)
+            for waited in ready:
+                try:
+                    ray.get(next(waited) if self.streaming else waited)
+                except StopIteration:
+                    continue  # the generator has ended
+                except Exception:  # a cancelled or failed task: what it says does not matter
+                    pass
+                if self.streaming:
+                    pending.append(waited)  # a generator ends with StopIteration
 
     def _take(self, waited: Any, running: list[Any]) -> list[Any]:
         """The results ``ray.wait`` found ready in ``waited`` (a generator: its next result, or none

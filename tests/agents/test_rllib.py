@@ -17,8 +17,6 @@ from agents.training.config import ConfigError
 from agents.training.rllib import is_rllib_config, load_rllib_config
 from agents.training.rllib_env import ActionMaskObservation, make_env
 
-pytestmark = pytest.mark.xdist_group("ray")  # one worker runs every test that starts Ray (tests/agents/test_ray.py)
-
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "rllib_ppo.yaml"
 
