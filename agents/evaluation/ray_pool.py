@@ -23,9 +23,12 @@
   per worker process and set of arguments) and then ``remote(deal)`` for each deal, the very
   functions the process pool runs, so each deal's result is the pool's (per-deal seeds come from
   ``(seed, deal)``, never from the worker or the order).
-* **Ctrl-C** (or an error, or the caller stopping) cancels the tasks still running
-  (``ray.cancel(force=True)``: a solver in compiled code does not see a ``KeyboardInterrupt``);
-  what finished has been yielded already.
+* **Ctrl-C** (or an error, or the caller stopping) cancels the tasks still running and waits
+  up to :data:`SETTLE_SECONDS` for them to end; what finished has been yielded already. The
+  cancel is not forced: a forced one kills the worker process, and Ray delivers it even when the
+  task has just ended, to the worker's next task (a later sweep's). A task stops at its next
+  Python step, so a solver first ends the deal it is on (its ``--seconds`` at most); when the
+  command ends, Ray stops the workers of its job anyway.
 * **Shipped to workers** on a cluster: this checkout's ``agents`` and ``forty_thieves_env``
   packages (``runtime_env`` ``py_modules``, ``__pycache__`` left out), so that the workers run
   the driver's code; their dependencies (numpy, numba, gymnasium, ...) must be installed on every
@@ -52,6 +55,8 @@ INSTALL_HINT = "pip install 'forty-thieves-env[ray]'"
 CONNECT_TIMEOUT = 5.0
 #: Each chunk takes 1 / (this * CPUs) of the deals left (more: smaller chunks, more tasks).
 CHUNKS_PER_CPU = 2
+#: Seconds a stopped sweep waits for its cancelled tasks to end (a solver ends its deal first).
+SETTLE_SECONDS = 15.0
 #: The local instance's object store: results are small rows, so a small store is enough.
 LOCAL_OBJECT_STORE_BYTES = 256 * 2**20
 
@@ -309,15 +314,12 @@ class RayPool:
                     yield from self._take(waited, running)
         finally:
             for waited in running:
-                ray.cancel(waited, force=True)
+                ray.cancel(waited)
             self._settle(running)
 
-    def _settle(self, cancelled: list[Any], timeout: float = 30.0) -> None:
-        """Wait (at most ``timeout`` seconds) until the ``cancelled`` tasks have ended.
-
-        A task that ended on its own just before its cancel is still "running" to Ray for a
-        moment, and a forced cancel that arrives then can kill its worker while that worker runs
-        the next sweep's task; so a sweep returns only once its tasks are gone."""
+    def _settle(self, cancelled: list[Any], timeout: float = SETTLE_SECONDS) -> None:
+        """Wait (at most ``timeout`` seconds) until the ``cancelled`` tasks have ended, so that
+        the next sweep of this process starts on idle workers."""
         ray = self._ray
         deadline = time.monotonic() + timeout
         pending = list(cancelled)
