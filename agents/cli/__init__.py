@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "train": (
         "agents.training.train",
-        "train MaskablePPO from a config file (configs/ppo.yaml) into a run folder",
+        "train MaskablePPO (configs/ppo.yaml) or RLlib PPO (configs/rllib_ppo.yaml) from a config file",
     ),
     "ship": (
         "agents.training.shipping",

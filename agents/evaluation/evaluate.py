@@ -22,6 +22,8 @@
   (:mod:`.policy_eval`; the same rows, about 40 times as many games a second); ``--opt batched=false`` plays it
   game by game on the pool, ``--opt batch_size=N`` sets the games per chunk (1024) and
   ``--opt threads=N`` its torch threads (1).
+* **On Ray** (``ray=``, ``--ray [ADDRESS]``): the same workers in chunks of deals on a local
+  Ray instance or a cluster (:mod:`.ray_pool`), the same rows; ``ppo`` then plays game by game.
 
 Command line: ``forty-thieves evaluate --agent heuristic --variant classic --deals test``.
 """
@@ -125,6 +127,7 @@ def evaluate(
     max_moves: int = MAX_EPISODE_STEPS,
     agent_kwargs: dict[str, Any] | None = None,
     progress: bool = True,
+    ray: str | None = None,
 ) -> Evaluation:
     """Play ``agent`` once on each deal and summarise (see the module docstring).
 
@@ -137,6 +140,10 @@ def evaluate(
         max_moves: Move cap per game.
         agent_kwargs: Options for the agent's constructor (``samples=...``).
         progress: Show a tqdm progress bar.
+        ray: Play on Ray instead of the process pool: ``"local"`` (a Ray instance on
+            ``workers`` cores, default every core), ``"auto"``, ``"ray://HOST:PORT"`` or
+            ``"HOST:PORT"`` (a cluster; ``workers`` then caps the tasks in flight). See
+            :mod:`.ray_pool`.
     """
     from forty_thieves_env.engine.variants import get_variant
 
@@ -149,7 +156,7 @@ def evaluate(
         from .policy_eval import batched_options
 
         batched, batch_size = batched_options(agent_kwargs)
-        if batched:
+        if batched and ray is None:
             args = (variant_name, deals, deal_list, seed, max_moves, agent_kwargs, batch_size, progress)
             return _evaluate_batched(*args)
     workers = worker_count(workers, len(deal_list))
@@ -166,15 +173,25 @@ def evaluate(
     from agents.players.base import registered_targets
 
     t0 = time.perf_counter()
+    pool = None
+    if ray is not None:
+        from .ray_pool import RayPool
+
+        pool = RayPool(ray, workers)
+        workers = pool.in_flight
     results: list[GameResult] = []
-    bar = _progress(len(deal_list), f"{agent} {variant_name}", progress)
+    bar = _progress(len(deal_list), f"{agent} {variant_name}" + (" (ray)" if pool else ""), progress)
     init = (agent, variant_name, player_kwargs, seed, max_moves, registered_targets())
     local = lambda d: play_game(env, player, d, agent_seed(seed, d), max_moves)  # noqa: E731
-    for r in run_jobs(deal_list, workers, local, _worker_play, _worker_init, init):
-        results.append(r)
-        _advance(bar, results)
-    if bar is not None:
-        bar.close()
+    try:
+        for r in run_jobs(deal_list, workers, local, _worker_play, _worker_init, init, pool=pool):
+            results.append(r)
+            _advance(bar, results)
+    finally:
+        if bar is not None:
+            bar.close()
+        if pool is not None:
+            pool.close()
     wall = time.perf_counter() - t0
     results.sort(key=lambda r: r.deal)
     settings = {
@@ -186,6 +203,8 @@ def evaluate(
         "max_moves": int(max_moves),
         "agent_options": agent_kwargs,
     }
+    if ray is not None:
+        settings["ray"] = ray
     return Evaluation(settings, summarise(results, wall), results)
 
 
@@ -367,6 +386,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, help="play only the first N deals")
     parser.add_argument("--seed", type=int, default=0, help="base seed; deal d gets a seed from (seed, d) (default: 0)")
     parser.add_argument("--workers", type=int, help="processes (default: every core; ppo plays batched in one)")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="play on Ray: alone, a local Ray instance; auto or ray://HOST:PORT joins a cluster (docs/ray.md)",
+    )
     parser.add_argument("--out", default="results", help="folder for results.json and results.csv (default: results)")
     parser.add_argument("--max-moves", type=int, default=1000, help="move cap per game (default: 1000)")
     parser.add_argument("--samples", type=int, help="lookahead, sampling_solver: determinizations per move")
@@ -405,6 +431,7 @@ def run_cli(args: Any) -> int:
         max_moves=args.max_moves,
         agent_kwargs=agent_options(args),
         progress=not args.quiet,
+        ray=args.ray,
     )
     if args.label:
         evaluation.settings["label"] = args.label

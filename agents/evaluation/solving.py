@@ -21,6 +21,11 @@ every core by default) and writes into ``--out``:
 moment). A
 wider selection (``--n 4`` after ``--n 2``) solves only the new deals.
 
+**On Ray** (``--ray [ADDRESS]``): the same solver in chunks of deals on a local Ray instance
+or a cluster (:mod:`.ray_pool`); each task reserves the memory budget plus
+:data:`SOLVER_TASK_BASE_MB` (Ray's ``memory`` resource), and the rows are written as they
+come, as with the pool.
+
 **Winnable sets**: ``--export-winnable`` then writes the won deals of the selection with
 their lines (the certificates) and a meta block (budget, date, command, the deals
 searched, the counts) to ``forty_thieves_env/data/winnable/<variant>.json.gz`` (or a
@@ -32,6 +37,7 @@ trained on it are still evaluated on unseen deals.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import gzip
 import json
@@ -54,6 +60,9 @@ SUMMARY_FILE = "summary.json"
 #: Budget keys that must match between runs into one folder.
 BUDGET_KEYS = ("seconds", "nodes", "memory_mb", "strategy", "clock")
 DEFAULT_NODES = 50_000_000
+#: Memory a solver task needs besides its budget (the worker process with its compiled kernels,
+#: measured in docs/ray.md), reserved with the budget for each Ray task.
+SOLVER_TASK_BASE_MB = 512.0
 
 
 class ReplayError(RuntimeError):
@@ -257,6 +266,7 @@ def solve_deals(
     restart: bool = False,
     progress: bool = True,
     command: str | None = None,
+    ray: str | None = None,
 ) -> dict[str, Any]:
     """Solve every selected deal not yet in ``out/verdicts.jsonl``; write and return the summary.
 
@@ -270,10 +280,15 @@ def solve_deals(
         restart: Discard the folder's verdicts (and meta) instead of resuming.
         progress: Show a tqdm progress bar.
         command: Recorded in ``meta.json`` and the summary (default: this process's argv).
+        ray: Solve on Ray instead of the process pool: ``"local"`` (a Ray instance on
+            ``workers`` cores, default every core), ``"auto"``, ``"ray://HOST:PORT"`` or
+            ``"HOST:PORT"`` (a cluster; ``workers`` then caps the tasks in flight). The
+            address is checked before the folder is touched.
 
     Raises:
         ValueError: bad deals or budget, or a folder made with another variant or budget.
         ReplayError: a won line does not replay to a win.
+        RayError: Ray is missing, or ``ray`` is malformed or does not answer (nothing written).
     """
     from forty_thieves_env.engine.variants import get_variant
 
@@ -283,50 +298,62 @@ def solve_deals(
     deal_list = parse_deals(deals, n)
     command = command if command is not None else shlex.join(["forty-thieves", *sys.argv[1:]])
     out_dir = Path(out)
-    done = _open_folder(out_dir, variant_name, budget, restart, command)
-    todo = [d for d in deal_list if d not in done]
-    workers = worker_count(workers, len(todo))
+    pool = None
+    if ray is not None:  # join (or fail) before the folder is touched
+        from .ray_pool import RayPool
 
-    t0 = time.perf_counter()
-    bar = None
-    if progress:
-        from tqdm import tqdm
+        pool = RayPool(ray, workers)
+    with pool if pool is not None else contextlib.nullcontext():
+        done = _open_folder(out_dir, variant_name, budget, restart, command)
+        todo = [d for d in deal_list if d not in done]
+        workers = pool.in_flight if pool is not None else worker_count(workers, len(todo))
 
-        bar = tqdm(total=len(deal_list), initial=len(deal_list) - len(todo), desc=f"solve {variant_name}", unit="deal")
-    counts = {v: sum(done[d]["verdict"] == v for d in deal_list if d in done) for v in VERDICTS}
+        t0 = time.perf_counter()
+        bar = None
+        if progress:
+            from tqdm import tqdm
 
-    with (out_dir / VERDICTS_FILE).open("a", encoding="utf-8") as f:
+            initial = len(deal_list) - len(todo)
+            bar = tqdm(total=len(deal_list), initial=initial, desc=f"solve {variant_name}", unit="deal")
+        counts = {v: sum(done[d]["verdict"] == v for d in deal_list if d in done) for v in VERDICTS}
 
-        def record(row: dict[str, Any]) -> None:
-            if row["verdict"] == "won":
-                replay(preset, row["deal"], row["moves"])
-            f.write(json.dumps(row, separators=(",", ":")) + "\n")
-            f.flush()
-            done[row["deal"]] = row
-            counts[row["verdict"]] += 1
-            if bar is not None:
-                bar.set_postfix(won=counts["won"], lost=counts["lost"], unknown=counts["unknown"], refresh=False)
-                bar.update(1)
+        with (out_dir / VERDICTS_FILE).open("a", encoding="utf-8") as f:
 
-        local = lambda d: solve_deal(preset, d, budget)  # noqa: E731
-        for row in run_jobs(todo, workers, local, _worker_solve, _worker_init, (variant_name, budget), True):
-            record(row)
-    if bar is not None:
-        bar.close()
+            def record(row: dict[str, Any]) -> None:
+                if row["verdict"] == "won":
+                    replay(preset, row["deal"], row["moves"])
+                f.write(json.dumps(row, separators=(",", ":")) + "\n")
+                f.flush()
+                done[row["deal"]] = row
+                counts[row["verdict"]] += 1
+                if bar is not None:
+                    bar.set_postfix(won=counts["won"], lost=counts["lost"], unknown=counts["unknown"], refresh=False)
+                    bar.update(1)
 
-    rows = [done[d] for d in deal_list]
-    summary = {
-        "variant": variant_name,
-        "budget": budget.to_json(),
-        **deals_meta(deals, deal_list),
-        "solved_now": len(todo),
-        "workers": workers,
-        "wall_seconds": time.perf_counter() - t0,
-        "finished": _now(),
-        "command": command,
-        "summary": summarise(rows),
-    }
-    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+            local = lambda d: solve_deal(preset, d, budget)  # noqa: E731
+            init = (variant_name, budget)
+            memory = budget.memory_mb + SOLVER_TASK_BASE_MB
+            try:
+                for row in run_jobs(todo, workers, local, _worker_solve, _worker_init, init, True, pool, memory):
+                    record(row)
+            finally:
+                if bar is not None:
+                    bar.close()
+
+        rows = [done[d] for d in deal_list]
+        summary = {
+            "variant": variant_name,
+            "budget": budget.to_json(),
+            **deals_meta(deals, deal_list),
+            "solved_now": len(todo),
+            "workers": workers,
+            **({"ray": pool.address} if pool is not None else {}),
+            "wall_seconds": time.perf_counter() - t0,
+            "finished": _now(),
+            "command": command,
+            "summary": summarise(rows),
+        }
+        (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary
 
 
@@ -426,6 +453,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategy", default="portfolio", help="portfolio, best, beam or dfs (default: portfolio)")
     parser.add_argument("--clock", default="wall", choices=("wall", "cpu"), help="clock of --seconds (default: wall)")
     parser.add_argument("--workers", type=int, help="processes (default: every core)")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="solve on Ray: alone, a local Ray instance; auto or ray://HOST:PORT joins a cluster (docs/ray.md)",
+    )
     parser.add_argument("--out", default="solved", help="folder for meta.json, verdicts.jsonl, summary.json")
     parser.add_argument("--restart", action="store_true", help="discard the verdicts already in --out")
     parser.add_argument(
@@ -457,6 +491,7 @@ def run_cli(args: Any) -> int:
             workers=args.workers,
             restart=args.restart,
             progress=not args.quiet,
+            ray=args.ray,
         )
     except ReplayError as err:
         print(f"forty-thieves solve: error: {err}", file=sys.stderr)

@@ -1,5 +1,5 @@
-"""A sweep over deals: which deals (:func:`parse_deals`), and one job per deal in this process
-or on a pool of worker processes (:func:`run_jobs`), as the evaluator and the solve sweeps use."""
+"""A sweep over deals: which deals (:func:`parse_deals`), and one job per deal in this process,
+on a pool of worker processes or on Ray (:func:`run_jobs`), as the evaluator and the solve sweeps use."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forty_thieves_env.engine.deals import SPLITS, check_deal_number, deal_split
+
+if TYPE_CHECKING:
+    from .ray_pool import RayPool
 
 
 def parse_deals(spec: str | Sequence[int], n: int | None = None) -> list[int]:
@@ -84,15 +87,20 @@ def run_jobs(
     initializer: Callable[..., None],
     initargs: tuple[Any, ...],
     stop_on_sigterm: bool = False,
+    pool: RayPool | None = None,
+    memory_mb: float | None = None,
 ) -> Iterator[Any]:
     """The result of each deal's job, as they finish.
 
-    With one worker ``local(deal)`` runs here, in deal order; else a pool of ``workers``
-    spawned processes, each set up by ``initializer(*initargs)``, runs ``remote(deal)``
-    (a module-level function, so that it pickles). With ``stop_on_sigterm``, ``kill``
-    (SIGTERM) stops the pool like Ctrl-C: leaving the pool's ``with`` terminates the workers.
+    With a Ray ``pool`` (:class:`~.ray_pool.RayPool`) its tasks run ``remote(deal)`` in
+    chunks, each worker set up by ``initializer(*initargs)`` and given ``memory_mb`` (Ray's
+    ``memory`` resource; None: no reservation). Else with one worker ``local(deal)`` runs
+    here, in deal order; else a pool of ``workers`` spawned processes, each set up by
+    ``initializer(*initargs)``, runs ``remote(deal)`` (a module-level function, so that it
+    pickles). With ``stop_on_sigterm``, ``kill`` (SIGTERM) stops the pool or the Ray tasks
+    like Ctrl-C: leaving the pool's ``with`` terminates the workers, Ray's tasks are cancelled.
     """
-    if workers == 1:
+    if pool is None and workers == 1:
         for d in deals:
             yield local(d)
         return
@@ -100,8 +108,11 @@ def run_jobs(
     if stop_on_sigterm and threading.current_thread() is threading.main_thread():
         old = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        with mp.get_context("spawn").Pool(workers, initializer=initializer, initargs=initargs) as pool:
-            yield from pool.imap_unordered(remote, deals, chunksize=1)
+        if pool is not None:
+            yield from pool.map(deals, initializer, initargs, remote, memory_mb)
+        else:
+            with mp.get_context("spawn").Pool(workers, initializer=initializer, initargs=initargs) as procs:
+                yield from procs.imap_unordered(remote, deals, chunksize=1)
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)

@@ -1,5 +1,8 @@
 """``forty-thieves train``: MaskablePPO from a config file, into a self-describing run folder.
 
+(A config with ``algo: RLlibPPO``, such as ``configs/rllib_ppo.yaml``, goes to RLlib's PPO
+instead: :mod:`.rllib`.)
+
     forty-thieves train configs/ppo.yaml [--env FortyThieves-v0] [--total-timesteps N] [--seed S]
     forty-thieves train --resume runs/FortyThieves-v0_MaskablePPO_20260101-120000
 
@@ -154,7 +157,10 @@ def train(
     argv: Sequence[str] | None = None,
     log: Callable[[str], None] = print,
 ) -> Path:
-    """Train (or resume) one run; return its folder. See the module docstring."""
+    """Train (or resume) one run; return its folder. See the module docstring.
+
+    A config with ``algo: RLlibPPO`` trains RLlib's PPO instead (:mod:`.rllib`).
+    """
     extra: list[str] = list(overrides)
     if total_timesteps is not None:
         extra.append(f"n_timesteps={int(total_timesteps)}")
@@ -162,11 +168,24 @@ def train(
         extra.append(f"seed={int(seed)}")
     if max_minutes is not None:
         extra.append(f"max_minutes={float(max_minutes)}")
+    if resume is None and config_path is not None:
+        from .rllib import is_rllib_config, train_rllib
+
+        if is_rllib_config(config_path):
+            if total_timesteps is not None:
+                raise ValueError("an RLlib config counts iterations, not steps: --set iterations=N")
+            return train_rllib(config_path, env_id, overrides=extra, runs_dir=runs_dir, name=name, argv=argv, log=log)
 
     if resume is not None:
         run_dir = Path(resume)
         if not run_dir.is_dir():
             raise ValueError(f"--resume {run_dir}: no such run folder")
+        from .rllib import is_rllib_config
+
+        if (run_dir / "config.yaml").exists() and is_rllib_config(run_dir / "config.yaml"):
+            raise ValueError(
+                f"--resume {run_dir}: RLlib runs do not resume (its checkpoint/ loads with Algorithm.from_checkpoint)"
+            )
         env_id_run, _ = read_run_config(run_dir)
         if env_id and env_id != env_id_run:
             raise ValueError(f"{run_dir} trains {env_id_run}, not {env_id}")
