@@ -197,6 +197,13 @@ def train(
         if config_path is None:
             raise ValueError("give a config file (configs/ppo.yaml) or --resume RUN_FOLDER")
         env_id, config = load_config(config_path, env_id, extra)
+        if config.init_model is not None:  # a bad path is refused before the run folder is made
+            from agents.players.shipped import resolve_model
+
+            try:
+                resolve_model(config.init_model)
+            except ValueError as err:
+                raise ValueError(f"init_model: {err}") from None
         run_dir = new_run_dir(Path(runs_dir), env_id, config, name)
         checkpoint = None
 

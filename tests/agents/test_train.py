@@ -353,3 +353,17 @@ def test_critic_stock_without_the_oracle_observation_is_refused(tmp_path: Path) 
             log=lambda _: None,
         )
     assert not (tmp_path / "refused").exists()
+
+
+def test_init_model_that_does_not_exist_is_refused_before_the_run_folder(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"init_model: no shipped model .*nope\.zip"):
+        train(
+            PPO_YAML,
+            "FortyThieves-v0",
+            overrides=[*TINY, "imitation=null", f"init_model={tmp_path / 'nope.zip'}"],
+            runs_dir=tmp_path / "runs",
+            name="refused",
+            progress=False,
+            log=lambda _: None,
+        )
+    assert not (tmp_path / "runs" / "refused").exists()
