@@ -130,16 +130,23 @@ def test_heuristic_reproducible_given_seed(variant):
     assert i1["cards_on_foundations"] == i2["cards_on_foundations"]
 
 
+SEARCH_AGENTS = {  # (class, small-budget options, moves compared)
+    "lookahead": (LookaheadAgent, {"samples": 3, "candidates": 3, "rollout_steps": 80}, 60),
+    "sampling_solver": (SamplingSolverAgent, {"samples": 3, "nodes_per_solve": 3000, "game_nodes": 300_000}, 50),
+}
+
+
+@pytest.mark.parametrize("name", list(SEARCH_AGENTS))
 @pytest.mark.parametrize("variant", ["classic", "rank_and_file"])
-def test_lookahead_reproducible_given_seed(variant):
+def test_search_agents_reproducible_given_seed(name, variant):
+    cls, opts, moves = SEARCH_AGENTS[name]
     env = FortyThievesEnv(variant)
-    opts = {"samples": 3, "candidates": 3, "rollout_steps": 80}
-    runs = [first_actions(env, LookaheadAgent(variant, **opts), 5, 60, options={"deal": 9}) for _ in range(2)]
+    runs = [first_actions(env, cls(variant, **opts), 5, moves, options={"deal": 9}) for _ in range(2)]
     assert runs[0] == runs[1]
     # The same agent object, reset with the same seed, replays the game too.
-    agent = LookaheadAgent(variant, **opts)
+    agent = cls(variant, **opts)
     first_actions(env, agent, 99, 10, options={"deal": 4})
-    assert first_actions(env, agent, 5, 60, options={"deal": 9}) == runs[0]
+    assert first_actions(env, agent, 5, moves, options={"deal": 9}) == runs[0]
 
 
 def test_lookahead_searches_and_differs_from_heuristic():
@@ -150,17 +157,6 @@ def test_lookahead_searches_and_differs_from_heuristic():
     assert look.searched > 0
     a_heur = first_actions(env, HeuristicAgent("classic"), 1, 120, options={"deal": 12})
     assert a_look != a_heur
-
-
-@pytest.mark.parametrize("variant", ["classic", "rank_and_file"])
-def test_sampling_solver_reproducible_given_seed(variant):
-    env = FortyThievesEnv(variant)
-    opts = {"samples": 3, "nodes_per_solve": 3000, "game_nodes": 300_000}
-    runs = [first_actions(env, SamplingSolverAgent(variant, **opts), 5, 50, options={"deal": 9}) for _ in range(2)]
-    assert runs[0] == runs[1]
-    agent = SamplingSolverAgent(variant, **opts)
-    first_actions(env, agent, 99, 10, options={"deal": 4})
-    assert first_actions(env, agent, 5, 50, options={"deal": 9}) == runs[0]
 
 
 def test_sampling_solver_without_budget_is_the_heuristic():
