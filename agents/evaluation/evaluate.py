@@ -10,7 +10,8 @@
   what order: the results are reproducible from ``seed`` (for agents without a time budget).
 * **A move cap** (default 1000, the registered envs' ``max_episode_steps``) ends games that
   go on shuffling cards; such a game counts as lost (``truncated`` in its row).
-* **Results**: per deal ``deal, won, cards_on_foundations, moves, seconds, truncated``;
+* **Results**: per deal ``deal, won, cards_on_foundations, moves, seconds, truncated,
+  cpu_seconds`` (wall and CPU time of the game; CPU empty where not measured per game);
   the summary holds the win rate with its Wilson 95 % interval
   (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``), mean cards on the
   foundations, mean moves, seconds per game (per-game wall time, averaged) and the
@@ -48,7 +49,7 @@ from .games import GameResult, agent_seed
 from .statistics import wilson_interval
 from .sweep import deals_meta, parse_deals, run_jobs, worker_count
 
-CSV_FIELDS = ("deal", "won", "cards_on_foundations", "moves", "seconds", "truncated")
+CSV_FIELDS = ("deal", "won", "cards_on_foundations", "moves", "seconds", "truncated", "cpu_seconds")
 
 
 @dataclass
@@ -65,7 +66,7 @@ class Evaluation:
 
 def play_game(env: Any, agent: Any, deal: int, seed: int, max_moves: int = MAX_EPISODE_STEPS) -> GameResult:
     """Play ``deal`` once with ``agent`` (reset with ``seed``) in an env of the agent's variant."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     obs, info = env.reset(options={"deal": int(deal)})
     agent.reset(seed=seed)
     moves = 0
@@ -84,6 +85,7 @@ def play_game(env: Any, agent: Any, deal: int, seed: int, max_moves: int = MAX_E
         moves=moves,
         seconds=time.perf_counter() - t0,
         truncated=not done,
+        cpu_seconds=time.process_time() - c0,
     )
 
 
@@ -271,7 +273,8 @@ def _evaluate_batched(
 
 
 def summarise(results: Sequence[GameResult], wall_seconds: float | None = None) -> dict[str, Any]:
-    """Win rate with Wilson 95 % interval, means of cards home, moves and seconds per game."""
+    """Win rate with Wilson 95 % interval, means of cards home, moves and seconds per game
+    (and, when every game measured it, the mean and the largest CPU time of a game)."""
     n = len(results)
     wins = sum(r.won for r in results)
     low, high = wilson_interval(wins, n)
@@ -285,6 +288,10 @@ def summarise(results: Sequence[GameResult], wall_seconds: float | None = None) 
         "truncated": sum(r.truncated for r in results),
         "seconds_per_game": float(np.mean([r.seconds for r in results])),
     }
+    cpu = [r.cpu_seconds for r in results if r.cpu_seconds is not None]
+    if cpu and len(cpu) == n:
+        summary["cpu_seconds_per_game"] = float(np.mean(cpu))
+        summary["max_cpu_seconds"] = float(np.max(cpu))  # the slowest game, for a time limit a game
     if wall_seconds is not None:
         summary["wall_seconds"] = float(wall_seconds)
     return summary
@@ -319,6 +326,7 @@ def write_results(evaluation: Evaluation, out_dir: str | os.PathLike[str]) -> tu
         for r in evaluation.results:
             row = asdict(r)
             row["seconds"] = f"{r.seconds:.4f}"
+            row["cpu_seconds"] = "" if r.cpu_seconds is None else f"{r.cpu_seconds:.4f}"
             row["won"] = int(r.won)
             row["truncated"] = int(r.truncated)
             writer.writerow(row)

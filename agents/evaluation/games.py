@@ -20,8 +20,12 @@ class GameResult:
     won: bool
     cards_on_foundations: int
     moves: int
-    seconds: float
+    seconds: float  # wall time
     truncated: bool  # stopped by the move cap
+    #: The playing process's CPU time for the game (``time.process_time``), which other work
+    #: on a shared machine does not inflate; None where it is not measured per game (the
+    #: batched policy evaluator plays many games at once).
+    cpu_seconds: float | None = None
 
 
 def agent_seed(seed: int, deal: int) -> int:

@@ -81,6 +81,11 @@ def test_evaluate_is_deterministic_and_summarises():
     assert s["wins"] == sum(r.won for r in a.results)
     assert s["mean_cards_on_foundations"] == pytest.approx(sum(r.cards_on_foundations for r in a.results) / 4)
     assert s["win_rate_ci95"] == pytest.approx(list(wilson_interval(s["wins"], 4)))
+    # Each game's CPU time is measured; the summary's mean and maximum come from those rows.
+    cpu = [r.cpu_seconds for r in a.results]
+    assert all(c is not None and c > 0 for c in cpu)
+    assert s["cpu_seconds_per_game"] == pytest.approx(sum(cpu) / 4)
+    assert s["max_cpu_seconds"] == max(cpu)
     # Random play depends on the seed.
     r1 = evaluate("random", "classic", "1-3", seed=1, workers=1, progress=False)
     r2 = evaluate("random", "classic", "1-3", seed=2, workers=1, progress=False)
@@ -107,6 +112,7 @@ def test_summarise_counts_wins():
     s = summarise(rows)
     assert s["wins"] == 5 and s["win_rate"] == 0.5
     assert s["mean_cards_on_foundations"] == pytest.approx(55.5)
+    assert "max_cpu_seconds" not in s  # rows without a CPU time (batched play) give none
 
 
 def test_evaluate_cli_end_to_end(tmp_path, capsys):
@@ -121,6 +127,7 @@ def test_evaluate_cli_end_to_end(tmp_path, capsys):
     rows = list(csv.DictReader((out / "results.csv").open()))
     assert [int(r["deal"]) for r in rows] == [1, 2, 3]
     for row, res in zip(rows, data["results"], strict=True):
+        assert float(row["cpu_seconds"]) == pytest.approx(res["cpu_seconds"], abs=1e-4)
         assert int(row["won"]) == res["won"]
         assert int(row["cards_on_foundations"]) == res["cards_on_foundations"]
         assert int(row["moves"]) == res["moves"]
@@ -132,8 +139,8 @@ def test_evaluate_cli_end_to_end(tmp_path, capsys):
     out2 = tmp_path / "again"
     main(["evaluate", "--deals", "1-3", "--seed", "7", "--workers", "1", "--out", str(out2), "--quiet"])
     again = json.loads((out2 / "results.json").read_text())
-    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in data["results"]]
-    assert strip == [{k: v for k, v in r.items() if k != "seconds"} for r in again["results"]]
+    strip = [{k: v for k, v in r.items() if k not in ("seconds", "cpu_seconds")} for r in data["results"]]
+    assert strip == [{k: v for k, v in r.items() if k not in ("seconds", "cpu_seconds")} for r in again["results"]]
 
 
 def test_evaluate_cli_lookahead_options(tmp_path):

@@ -124,10 +124,10 @@ def test_cli(dict_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str
     a = json.loads((tmp_path / "a" / "results.json").read_text())
     b = json.loads((tmp_path / "b" / "results.json").read_text())
     assert a["settings"]["batched"] is True and a["settings"]["workers"] == 1
-    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("seconds", "cpu_seconds")} for r in rows]  # noqa: E731
     assert strip(a["results"]) == strip(b["results"])
     assert (tmp_path / "a" / "results.csv").read_text().splitlines()[0] == (
-        "deal,won,cards_on_foundations,moves,seconds,truncated"
+        "deal,won,cards_on_foundations,moves,seconds,truncated,cpu_seconds"
     )
     assert main([*base, "--opt", "bogus=1", "--out", str(tmp_path / "c")]) == 2
     assert "bogus" in capsys.readouterr().err

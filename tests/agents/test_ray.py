@@ -51,7 +51,7 @@ def _stop_ray():
 
 def _rows(evaluation) -> list[dict]:
     """Per-deal rows without the wall time of each game."""
-    return [{k: v for k, v in asdict(r).items() if k != "seconds"} for r in evaluation.results]
+    return [{k: v for k, v in asdict(r).items() if k not in ("seconds", "cpu_seconds")} for r in evaluation.results]
 
 
 # ----------------------------------------------------------------------------- no Ray needed
