@@ -11,6 +11,10 @@ files together (a range split over processes):
     .venv/bin/python benchmarks/solver_bench.py --first 1 --last 100 --clock cpu --json a.json &
     .venv/bin/python benchmarks/solver_bench.py --first 101 --last 200 --clock cpu --json b.json
     .venv/bin/python benchmarks/solver_bench.py --summarize a.json b.json
+
+The summary ends with the search speed, positions generated and stored per second
+(``--deals 1,3,4 --seconds 5 --clock cpu --strategy S``: three classic deals no search
+decides, so every second counts).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.evaluation.statistics import wilson_interval
+from agents.evaluation.sweep import parse_deals
 from agents.search.solver import STRATEGIES, solve
 from forty_thieves_env import deal, get_variant
 
@@ -57,6 +62,11 @@ def summarize(rows: list[dict], title: str) -> None:
     print(f"won {counts['won']}/{n} = {frac(counts['won'])}")
     print(f"time, all deals:     {dist(secs)}")
     print(f"time, decided deals: {dist(dsecs)}")
+    total = float(secs.sum())
+    if total > 0:
+        nodes = sum(r["nodes"] for r in rows)
+        states = sum(r.get("states", 0) for r in rows)
+        print(f"speed: {nodes / total / 1e3:.0f}k positions generated and {states / total / 1e3:.0f}k stored a second")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variant", default="classic", help="preset name (default classic)")
     p.add_argument("--first", type=int, default=1, help="first deal number (default 1)")
     p.add_argument("--last", type=int, default=200, help="last deal number (default 200)")
+    p.add_argument("--deals", help="these deals instead of --first..--last: 1,3,4 or 1-5,9")
     p.add_argument("--seconds", type=float, default=10.0, help="time budget per deal (default 10)")
     p.add_argument("--nodes", type=int, default=100_000_000, help="node budget per deal")
     p.add_argument("--memory-mb", type=float, default=2048.0, help="memory budget per deal (default 2048)")
@@ -92,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     t_start = time.perf_counter()
-    for number in range(args.first, args.last + 1):
+    numbers = parse_deals(args.deals) if args.deals else range(args.first, args.last + 1)
+    for number in numbers:
         state = deal(variant, number)
         r = solve(
             state,
@@ -129,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
 
     summarize(
         rows,
-        f"{variant.name} deals {args.first}..{args.last} ({len(rows)}), {args.strategy}, budget {args.seconds:g}s "
+        f"{variant.name} deals {args.deals or f'{args.first}..{args.last}'} ({len(rows)}), {args.strategy}, "
+        f"budget {args.seconds:g}s "
         f"({args.clock} clock) / {args.nodes} nodes / {args.memory_mb:g} MB",
     )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

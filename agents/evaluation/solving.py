@@ -450,7 +450,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="time budget per deal (default: 10)")
     parser.add_argument("--nodes", type=int, help="node budget per deal (default: 50000000)")
     parser.add_argument("--memory", type=float, default=2048.0, help="memory budget per deal in MB (default: 2048)")
-    parser.add_argument("--strategy", default="portfolio", help="portfolio, best, beam or dfs (default: portfolio)")
+    parser.add_argument(
+        "--strategy", default="portfolio", help="portfolio, best, beam, dfs or prover (default: portfolio)"
+    )
     parser.add_argument("--clock", default="wall", choices=("wall", "cpu"), help="clock of --seconds (default: wall)")
     parser.add_argument("--workers", type=int, help="processes (default: every core)")
     parser.add_argument(

@@ -148,14 +148,24 @@ class DepthFirst(Search):
     """A depth-first search whose stack holds ``max_depth`` positions and whose table fits
     ``budget`` bytes and ``max_nodes``."""
 
-    def __init__(self, state: GameState, z: np.ndarray, budget: float, max_nodes: int, prune: bool, max_depth: int):
+    def __init__(
+        self,
+        state: GameState,
+        z: np.ndarray,
+        budget: float,
+        max_nodes: int,
+        prune: bool,
+        max_depth: int,
+        table_states: float = float("inf"),
+    ):
         super().__init__(state, prune)
         cfg, size, n_act, ctl = self.cfg, self.size, self.n_act, self.ctl
         self.name = "dfs"
         m = min(n_act, MAX_FRAME_MOVES)
         stack_bytes = (max_depth + 1) * (size + 2 * m + 12) + 2 * (max_depth + 256)
         slots = pow2_at_most(max(budget - stack_bytes, 2**16) / 16)
-        slots = min(slots, pow2_at_most(2 * (max_nodes + 1)))
+        # ``table_states``: the most positions it can store in its time (see the prover).
+        slots = min(slots, pow2_at_most(2 * (min(max_nodes, table_states) + 1)))
         tt_limit = int(slots * 0.7)
         tt = new_table(slots)
         frames = self.new_frames(max_depth, size, m)

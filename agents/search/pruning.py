@@ -110,3 +110,4 @@ def blocked_suits(s, cfg):
             if i < c and not above:
                 return False  # a column without a pinned card: P only shrinks
     return True
+

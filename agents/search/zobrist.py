@@ -69,7 +69,7 @@ def waste_hash(s, cfg, z, lo, hi):
 
 
 @njit(cache=True)
-def _stock_hash(s, cfg, z, root_redeals):
+def stock_hash(s, cfg, z, root_redeals):
     d = cfg[Cfg.DEPTH]
     t = cfg[Cfg.STOCK]
     off_stock_z = d * N_CODES + d + 1 + t * N_CODES
@@ -105,7 +105,7 @@ def state_hash(s, cfg, z, root_redeals):
         h1 += x1
         h2 += x2
     w1, w2 = waste_hash(s, cfg, z, 0, s[Slot.WASTE_LEN])
-    t1, t2 = _stock_hash(s, cfg, z, root_redeals)
+    t1, t2 = stock_hash(s, cfg, z, root_redeals)
     return h1 ^ w1 ^ t1, (h2 ^ w2 ^ t2) | np.uint64(1)  # h2 == 0 marks an empty table slot
 
 
@@ -161,5 +161,5 @@ def child_hash(child, parent, cfg, z, root_redeals, col1, col2, wh):
         a1, a2 = waste_hash(child, cfg, z, m, wc)
         w1 ^= a1
         w2 ^= a2
-    t1, t2 = _stock_hash(child, cfg, z, root_redeals)
+    t1, t2 = stock_hash(child, cfg, z, root_redeals)
     return h1 ^ w1 ^ t1, (h2 ^ w2 ^ t2) | np.uint64(1)

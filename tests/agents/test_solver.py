@@ -7,13 +7,13 @@ import random
 import numpy as np
 import pytest
 
-from agents.search import moves, pruning, zobrist
+from agents.search import moves, prover, pruning, zobrist
 from agents.search.solver import SolveResult, solve
 from forty_thieves_env import GameState, Variant, deal, get_variant, parse_position
 from forty_thieves_env.engine.layout import Slot
 from forty_thieves_env.engine.rules import apply_action
 
-STRATEGIES = ["portfolio", "best", "dfs"]
+STRATEGIES = ["portfolio", "best", "dfs", "prover"]
 
 # One real move (KH off the TH, into an empty column); everything else is a safe move home,
 # the last one from the stock through the waste.
@@ -185,7 +185,7 @@ def test_pruning_changes_no_verdict():
     verdicts = []
     for variant, number, seed in PLAYOUTS:
         state = random_playout(variant, number, seed)
-        for strategy in ("best", "dfs"):  # the portfolio runs these two
+        for strategy in ("best", "dfs", "prover"):  # the complete searches
             pruned = solve(state, strategy=strategy, max_nodes=100_000)
             full = solve(state, strategy=strategy, prune=False, max_nodes=100_000)
             if "unknown" in (pruned.verdict, full.verdict):
@@ -211,6 +211,9 @@ def test_positions_along_a_winning_line_stay_won(variant, number):
         for strategy in STRATEGIES:
             for prune in (True, False):
                 result = solve(game, strategy=strategy, prune=prune, max_nodes=300_000)
+                if strategy == "prover":  # no move order: it may not reach a win, but never "lost"
+                    assert result.verdict != "lost", (k, prune)
+                    continue
                 assert result.verdict == "won", (k, strategy, prune)
                 assert replays_to_win(game, result)
 
@@ -352,6 +355,8 @@ def test_incremental_child_hash_equals_the_full_hash(variant):
     col1 = np.zeros(v.columns, dtype=np.uint64)
     col2 = np.zeros(v.columns, dtype=np.uint64)
     wh = np.zeros(2, dtype=np.uint64)
+    c1, c2, e1, e2 = (np.zeros(v.columns, dtype=np.uint64) for _ in range(4))
+    cw, ew = np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64)
     checked = 0
     for number in (1, 2, 3):
         game = deal(v, number)
@@ -369,6 +374,11 @@ def test_incremental_child_hash_equals_the_full_hash(variant):
                 moves.auto_safe(child, game.cfg, scratch, 0)
                 full = zobrist.state_hash(child, game.cfg, z, root_redeals)
                 assert zobrist.child_hash(child, s, game.cfg, z, root_redeals, col1, col2, wh) == full
+                # The prover's version also hands the child its parts, as hash_parts would.
+                got = prover.child_parts(child, s, game.cfg, z, root_redeals, col1, col2, wh, c1, c2, cw)
+                assert got == full
+                zobrist.hash_parts(child, game.cfg, z, e1, e2, ew)
+                assert (c1 == e1).all() and (c2 == e2).all() and (cw == ew).all()
                 checked += 1
             game.apply(rng.choice(actions))
     assert checked > 1000
@@ -442,3 +452,36 @@ def test_trivial_positions(strategy):
     assert not stuck.legal_actions()
     result = solve(stuck, strategy=strategy)
     assert result.verdict == "lost" and result.states == (3 if strategy == "portfolio" else 1)  # the roots
+
+
+def test_prover_table_stores_eight_bytes_a_position():
+    """``key_insert``: a key is new once, the table holds one word a key, and a full table
+    refuses new keys instead of looping."""
+    table = np.zeros(8, dtype=np.uint64)
+    keys = [(np.uint64(3), np.uint64(10 + 2 * k)) for k in range(8)]  # one home slot: all probe
+    assert all(prover.key_insert(table, h1, h2) for h1, h2 in keys)
+    assert not any(prover.key_insert(table, h1, h2) for h1, h2 in keys)
+    assert np.count_nonzero(table) == 8
+    assert not prover.key_insert(table, np.uint64(5), np.uint64(99))  # full
+    # A key differing only in its lowest bit is the same key (the bit marks a used slot).
+    table = np.zeros(8, dtype=np.uint64)
+    assert prover.key_insert(table, np.uint64(1), np.uint64(6))
+    assert not prover.key_insert(table, np.uint64(1), np.uint64(7))
+
+
+def test_prover_exhausts_what_depth_first_exhausts():
+    """The prover generates each new position once and enters it at once; on positions both
+    searches finish, it reaches the same verdict and stores as many positions as the
+    depth-first search (the same pruned graph, the same table semantics)."""
+    compared = 0
+    for variant, number, seed in PLAYOUTS:
+        state = random_playout(variant, number, seed)
+        a = solve(state, strategy="prover", max_nodes=200_000)
+        b = solve(state, strategy="dfs", max_nodes=200_000)
+        if "unknown" in (a.verdict, b.verdict):
+            continue
+        assert a.verdict == b.verdict, (variant, number, seed)
+        if a.verdict == "lost":
+            assert a.states == b.states, (variant, number, seed)
+            compared += 1
+    assert compared >= 5

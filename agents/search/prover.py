@@ -1,0 +1,240 @@
+"""The prover: a lean depth-first search whose job is to exhaust the space and so prove a loss.
+
+Best-first and the beam search are good at finding wins and poor at proving losses: best-first
+stores every position whole (about 350 bytes each) and computes a heuristic for every child,
+so 2 GB hold a few million positions. A loss is proved only by generating *every* position
+the pruned graph reaches, and for that the order of the moves does not matter. The prover
+therefore
+
+* keeps one 8-byte word per position in its transposition table (:func:`key_insert`: the
+  table index comes from the first 64-bit half of the position's 128-bit Zobrist hash, the
+  word stored is the second half, so a false "already seen" needs about 90 bits to agree);
+* keeps positions only on its stack (a frame per depth: the position, its moves to try and
+  the hash parts of its columns and waste, from which each child's hash is updated rather
+  than recomputed);
+* tries the moves in the order :func:`~agents.search.moves.search_moves` gives them, with
+  no heuristic, and enters each child as soon as it is new (one position generated, one
+  entered at a time: no child is generated twice).
+
+It applies every pruning rule of the other searches (see :mod:`agents.search.solver`), so
+the same proof makes ``EXHAUSTED`` mean ``lost``, and it reports a win it stumbles on with
+its line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from forty_thieves_env.engine.layout import Cfg, Slot
+from forty_thieves_env.engine.rules import apply_action, is_won
+from forty_thieves_env.text.game import GameState
+
+from .control import DEPTH_FULL, EXHAUSTED, MAX_FRAME_MOVES, RUNNING, TABLE_FULL, WON, Ctl, Search, pow2_at_most
+from .moves import auto_safe, search_moves
+from .pruning import blocked_suits
+from .zobrist import column_hash, hash_parts, state_hash, stock_hash, waste_hash
+
+
+@njit(cache=True)
+def key_insert(table, h1, h2):
+    """Add a position to the 8-byte-a-slot ``table`` (a power-of-two ``uint64`` array):
+    linear probing from ``h1``, the word ``h2 | 1`` stored (0 marks a free slot). True when
+    it was new, False when it was there already or the table is full."""
+    m = table.shape[0] - 1
+    key = h2 | np.uint64(1)
+    p = np.int64(h1 & np.uint64(m))
+    for _ in range(table.shape[0]):
+        k = table[p]
+        if k == np.uint64(0):
+            table[p] = key
+            return True
+        if k == key:
+            return False
+        p = (p + 1) & m
+    return False
+
+
+@njit(cache=True)
+def child_parts(child, parent, cfg, z, root_redeals, p1, p2, pw, c1, c2, cw):
+    """Fill ``child``'s hash parts (``c1``, ``c2``: each column's halves, ``cw``: the waste's)
+    from its ``parent``'s (``p1``, ``p2``, ``pw``) and return ``child``'s 128-bit hash, as
+    :func:`~agents.search.zobrist.child_hash` does (only changed columns and waste slots are
+    rehashed; the same argument applies)."""
+    off_len = cfg[Cfg.OFF_LEN]
+    h1 = np.uint64(0)
+    h2 = np.uint64(0)
+    for i in range(cfg[Cfg.COLUMNS]):
+        if child[off_len + i] == parent[off_len + i]:
+            c1[i] = p1[i]
+            c2[i] = p2[i]
+        else:
+            c1[i], c2[i] = column_hash(child, cfg, z, i)
+        h1 += c1[i]
+        h2 += c2[i]
+    wp = parent[Slot.WASTE_LEN]
+    wc = child[Slot.WASTE_LEN]
+    m = min(wp, wc)
+    w1 = pw[0]
+    w2 = pw[1]
+    if wp > m:
+        a1, a2 = waste_hash(parent, cfg, z, m, wp)
+        w1 ^= a1
+        w2 ^= a2
+    if wc > m:
+        a1, a2 = waste_hash(child, cfg, z, m, wc)
+        w1 ^= a1
+        w2 ^= a2
+    cw[0] = w1
+    cw[1] = w2
+    t1, t2 = stock_hash(child, cfg, z, root_redeals)
+    return h1 ^ w1 ^ t1, (h2 ^ w2 ^ t2) | np.uint64(1)
+
+
+@njit(cache=True)
+def prove_init(root, cfg, z, table, frames, ctl, mask, prune):
+    """Set up the prover at ``root``: its safe moves, its hash, its moves. ``frames`` is
+    :meth:`Prover.new_frames`'s tuple."""
+    states, moves, nmov, nxt, pend, path, col1, col2, wh = frames
+    st = states[0]
+    st[:] = root
+    pend[0] = auto_safe(st, cfg, path, 0, prune)
+    ctl[Ctl.DEPTH] = 0
+    ctl[Ctl.NODES] = 1
+    ctl[Ctl.MAX_DEPTH] = 0
+    if is_won(st):
+        ctl[Ctl.STATUS] = WON
+        return
+    hash_parts(st, cfg, z, col1[0], col2[0], wh[0])
+    h1, h2 = state_hash(st, cfg, z, ctl[Ctl.ROOT_REDEALS])
+    key_insert(table, h1, h2)
+    ctl[Ctl.TT_COUNT] = 1
+    nmov[0] = search_moves(st, cfg, mask, prune, moves[0])
+    nxt[0] = 0
+    ctl[Ctl.STATUS] = RUNNING
+
+
+@njit(cache=True)
+def prove_run(cfg, z, table, frames, ctl, mask, node_limit, tt_limit, prune):
+    """Continue the prover until it ends or ``ctl[Ctl.NODES]`` reaches ``node_limit``.
+    Resumable: everything lives in the arrays. ``EXHAUSTED``: every position the pruned
+    graph reaches was generated. On ``WON`` the line is ``path[:pend[ctl[Ctl.DEPTH]]]``."""
+    if ctl[Ctl.STATUS] != RUNNING:
+        return
+    states, moves, nmov, nxt, pend, path, col1, col2, wh = frames
+    root_redeals = ctl[Ctl.ROOT_REDEALS]
+    max_d = states.shape[0] - 1
+    depth = ctl[Ctl.DEPTH]
+    nodes = ctl[Ctl.NODES]
+    count = ctl[Ctl.TT_COUNT]
+    while nodes < node_limit:
+        if nxt[depth] >= nmov[depth]:
+            if depth == 0:
+                ctl[Ctl.STATUS] = EXHAUSTED
+                break
+            depth -= 1
+            continue
+        a = moves[depth, nxt[depth]]
+        nxt[depth] += 1
+        parent = states[depth]
+        child = states[depth + 1]
+        child[:] = parent
+        plen = pend[depth]
+        path[plen] = a
+        apply_action(child, cfg, a)
+        plen = auto_safe(child, cfg, path, plen + 1, prune)
+        nodes += 1
+        if is_won(child):
+            depth += 1
+            pend[depth] = plen
+            ctl[Ctl.STATUS] = WON
+            break
+        h1, h2 = child_parts(
+            child, parent, cfg, z, root_redeals, col1[depth], col2[depth], wh[depth],
+            col1[depth + 1], col2[depth + 1], wh[depth + 1],
+        )  # fmt: skip
+        if not key_insert(table, h1, h2):
+            continue
+        count += 1
+        if count >= tt_limit:
+            ctl[Ctl.STATUS] = TABLE_FULL
+            break
+        if prune and blocked_suits(child, cfg):
+            continue  # provably lost: nothing below it can win
+        depth += 1
+        pend[depth] = plen
+        if depth > ctl[Ctl.MAX_DEPTH]:
+            ctl[Ctl.MAX_DEPTH] = depth
+        nmov[depth] = search_moves(child, cfg, mask, prune, moves[depth])
+        nxt[depth] = 0
+        if depth >= max_d and nmov[depth] > 0:
+            ctl[Ctl.STATUS] = DEPTH_FULL
+            break
+    ctl[Ctl.DEPTH] = depth
+    ctl[Ctl.NODES] = nodes
+    ctl[Ctl.TT_COUNT] = count
+
+
+class Prover(Search):
+    """The prover from ``state``, its table sized to ``budget`` bytes (8 a slot, filled to
+    70 %), ``max_nodes`` and ``table_states`` (the most positions it can store in its time
+    budget: a 2 GB table costs about a CPU-second to zero, since its first random writes touch
+    every page), its stack to ``max_depth`` positions."""
+
+    def __init__(
+        self,
+        state: GameState,
+        z: np.ndarray,
+        budget: float,
+        max_nodes: int,
+        prune: bool,
+        max_depth: int,
+        table_states: float = float("inf"),
+    ):
+        super().__init__(state, prune)
+        cfg, size, n_act, ctl = self.cfg, self.size, self.n_act, self.ctl
+        self.name = "prover"
+        columns = int(cfg[Cfg.COLUMNS])
+        m = min(n_act, MAX_FRAME_MOVES)
+        stack_bytes = (max_depth + 1) * (size + 2 * m + 16 * columns + 32) + 2 * (max_depth + 256)
+        slots = pow2_at_most(max(budget - stack_bytes, 2**16) / 8)
+        slots = min(slots, pow2_at_most(2 * (min(max_nodes, table_states) + 1)))
+        tt_limit = int(slots * 0.7)
+        table = np.zeros(slots, dtype=np.uint64)
+        frames = self.new_frames(max_depth, size, m, columns)
+        self.pend, self.path = frames[4], frames[5]  # the line of a win
+        mask = np.zeros(n_act, dtype=np.bool_)
+        prove_init(state.array, cfg, z, table, frames, ctl, mask, prune)
+
+        def run(limit: int) -> None:
+            prove_run(cfg, z, table, frames, ctl, mask, limit, tt_limit, prune)
+
+        self.run = run
+
+    @staticmethod
+    def new_frames(max_depth: int, size: int, m: int, columns: int) -> tuple[np.ndarray, ...]:
+        """The stack ``frames = (states, moves, nmov, nxt, pend, path, col1, col2, wh)``.
+
+        Fields, one row a depth: ``states`` ``(max_depth + 1, size)`` int8, the position;
+        ``moves`` ``(max_depth + 1, m)`` int16, its moves; ``nmov``/``nxt``
+        ``(max_depth + 1,)`` int32, how many and the next to try; ``pend``
+        ``(max_depth + 1,)`` int32, the line's length down to it; ``path``
+        ``(max_depth + 256,)`` int16, that line (searched and safe moves); ``col1``/``col2``
+        ``(max_depth + 1, columns)`` uint64, each column's hash halves; ``wh``
+        ``(max_depth + 1, 2)`` uint64, the waste's.
+        """
+        n = max_depth + 1
+        return (
+            np.empty((n, size), dtype=np.int8),
+            np.zeros((n, m), dtype=np.int16),
+            np.zeros(n, dtype=np.int32),
+            np.zeros(n, dtype=np.int32),
+            np.zeros(n, dtype=np.int32),
+            np.zeros(max_depth + 256, dtype=np.int16),
+            np.zeros((n, columns), dtype=np.uint64),
+            np.zeros((n, columns), dtype=np.uint64),
+            np.zeros((n, 2), dtype=np.uint64),
+        )
+
+    def line(self) -> np.ndarray:
+        return self.path[: self.pend[self.ctl[Ctl.DEPTH]]]
