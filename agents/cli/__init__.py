@@ -33,6 +33,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "agents.evaluation.solving",
         "solve deals with the perfect-information solver (resumable); winnable sets",
     ),
+    "winnability": (
+        "agents.evaluation.winnability",
+        "the winnability table from solve folders: won/lost/unknown with Wilson intervals, times, agents beside",
+    ),
     "train": (
         "agents.training.train",
         "train MaskablePPO (configs/ppo.yaml) or RLlib PPO (configs/rllib_ppo.yaml) from a config file",

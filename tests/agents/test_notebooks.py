@@ -41,7 +41,8 @@ def test_compare_agents_fast(tmp_path: Path) -> None:
             assert f"{variant:9} {agent:10} won" in text
     assert "lookahead" not in text.split("[FAST mode]")[1]  # left out in fast mode
     assert f"{'classic':9} {'solver':10} won" in text and "solver not available" not in text
-    assert images == 2  # win rates, cards home
+    assert images == 3  # the winnability table, win rates, cards home
+    assert "| classic | 1..200 (200) |" in text  # the shipped table, printed above its plot
 
 
 def test_training_fast(tmp_path: Path) -> None:
