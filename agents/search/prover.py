@@ -8,7 +8,11 @@ therefore
 
 * keeps one 8-byte word per position in its transposition table (:func:`key_insert`: the
   table index comes from the first 64-bit half of the position's 128-bit Zobrist hash, the
-  word stored is the second half, so a false "already seen" needs about 90 bits to agree);
+  word stored is the second half with its lowest bit set). A false "already seen" needs a
+  stored position in the probed run of slots with the same 63-bit word: with ``n`` lookups
+  probing ``L`` slots each, a chance of about ``n * L / 2**63``, below ``1e-10`` for the
+  ``1e8`` positions a run of this budget reaches (the 16-byte table of the other searches
+  compares 127 bits);
 * keeps positions only on its stack (a frame per depth: the position, its moves to try and
   the hash parts of its columns and waste, from which each child's hash is updated rather
   than recomputed);
