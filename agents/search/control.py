@@ -93,6 +93,23 @@ def pow2_at_most(x: float) -> int:
     return 1 << max(10, int(np.floor(np.log2(max(x, 1024)))))
 
 
+#: Most positions a search stores in a CPU-second, with room to spare (they store under
+#: 200,000 here): a table sized beyond what its time can fill only costs the zeroing, up to a
+#: CPU-second for 2 GB, since the first random writes touch every page.
+STATES_PER_SECOND = 2e6
+
+
+def table_slots(
+    budget: float, stack_bytes: float, slot_bytes: int, max_nodes: int, table_states: float
+) -> tuple[int, int]:
+    """A depth-first search's transposition table: ``(slots, limit)``, the power-of-two size
+    that fits ``budget`` bytes less its stack at ``slot_bytes`` a slot and at most twice
+    ``min(max_nodes, table_states)`` positions, and the count it stops at (70 % full)."""
+    slots = pow2_at_most(max(budget - stack_bytes, 2**16) / slot_bytes)
+    slots = min(slots, pow2_at_most(2 * (min(max_nodes, table_states) + 1)))
+    return slots, int(slots * 0.7)
+
+
 class Search:
     """One resumable search: ``run(limit)`` advances it to ``limit`` generated positions.
 

@@ -21,7 +21,7 @@ from .control import (
     Search,
     new_table,
     new_work,
-    pow2_at_most,
+    table_slots,
 )
 from .heuristics import HEURISTICS, heuristic
 from .moves import auto_safe, play_child, search_moves
@@ -163,10 +163,8 @@ class DepthFirst(Search):
         self.name = "dfs"
         m = min(n_act, MAX_FRAME_MOVES)
         stack_bytes = (max_depth + 1) * (size + 2 * m + 12) + 2 * (max_depth + 256)
-        slots = pow2_at_most(max(budget - stack_bytes, 2**16) / 16)
         # ``table_states``: the most positions it can store in its time (see the prover).
-        slots = min(slots, pow2_at_most(2 * (min(max_nodes, table_states) + 1)))
-        tt_limit = int(slots * 0.7)
+        slots, tt_limit = table_slots(budget, stack_bytes, 16, max_nodes, table_states)
         tt = new_table(slots)
         frames = self.new_frames(max_depth, size, m)
         *_, self.pend, self.path = frames  # the line of a win

@@ -30,14 +30,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from forty_thieves_env.engine.layout import Cfg, Slot
+from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.engine.rules import apply_action, is_won
 from forty_thieves_env.text.game import GameState
 
-from .control import DEPTH_FULL, EXHAUSTED, MAX_FRAME_MOVES, RUNNING, TABLE_FULL, WON, Ctl, Search, pow2_at_most
+from .control import DEPTH_FULL, EXHAUSTED, MAX_FRAME_MOVES, RUNNING, TABLE_FULL, WON, Ctl, Search, table_slots
 from .moves import auto_safe, search_moves
 from .pruning import blocked_suits
-from .zobrist import column_hash, hash_parts, state_hash, stock_hash, waste_hash
+from .zobrist import child_parts, hash_parts, state_hash
 
 
 @njit(cache=True)
@@ -57,42 +57,6 @@ def key_insert(table, h1, h2):
             return False
         p = (p + 1) & m
     return False
-
-
-@njit(cache=True)
-def child_parts(child, parent, cfg, z, root_redeals, p1, p2, pw, c1, c2, cw):
-    """Fill ``child``'s hash parts (``c1``, ``c2``: each column's halves, ``cw``: the waste's)
-    from its ``parent``'s (``p1``, ``p2``, ``pw``) and return ``child``'s 128-bit hash, as
-    :func:`~agents.search.zobrist.child_hash` does (only changed columns and waste slots are
-    rehashed; the same argument applies)."""
-    off_len = cfg[Cfg.OFF_LEN]
-    h1 = np.uint64(0)
-    h2 = np.uint64(0)
-    for i in range(cfg[Cfg.COLUMNS]):
-        if child[off_len + i] == parent[off_len + i]:
-            c1[i] = p1[i]
-            c2[i] = p2[i]
-        else:
-            c1[i], c2[i] = column_hash(child, cfg, z, i)
-        h1 += c1[i]
-        h2 += c2[i]
-    wp = parent[Slot.WASTE_LEN]
-    wc = child[Slot.WASTE_LEN]
-    m = min(wp, wc)
-    w1 = pw[0]
-    w2 = pw[1]
-    if wp > m:
-        a1, a2 = waste_hash(parent, cfg, z, m, wp)
-        w1 ^= a1
-        w2 ^= a2
-    if wc > m:
-        a1, a2 = waste_hash(child, cfg, z, m, wc)
-        w1 ^= a1
-        w2 ^= a2
-    cw[0] = w1
-    cw[1] = w2
-    t1, t2 = stock_hash(child, cfg, z, root_redeals)
-    return h1 ^ w1 ^ t1, (h2 ^ w2 ^ t2) | np.uint64(1)
 
 
 @njit(cache=True)
@@ -201,9 +165,7 @@ class Prover(Search):
         columns = int(cfg[Cfg.COLUMNS])
         m = min(n_act, MAX_FRAME_MOVES)
         stack_bytes = (max_depth + 1) * (size + 2 * m + 16 * columns + 32) + 2 * (max_depth + 256)
-        slots = pow2_at_most(max(budget - stack_bytes, 2**16) / 8)
-        slots = min(slots, pow2_at_most(2 * (min(max_nodes, table_states) + 1)))
-        tt_limit = int(slots * 0.7)
+        slots, tt_limit = table_slots(budget, stack_bytes, 8, max_nodes, table_states)
         table = np.zeros(slots, dtype=np.uint64)
         frames = self.new_frames(max_depth, size, m, columns)
         self.pend, self.path = frames[4], frames[5]  # the line of a win

@@ -129,7 +129,7 @@ from forty_thieves_env.text.notation import format_move
 
 from .beam import Beam
 from .best_first import BestFirst
-from .control import DEPTH_FULL, EXHAUSTED, GAVE_UP, RUNNING, TABLE_FULL, WON, Search
+from .control import DEPTH_FULL, EXHAUSTED, GAVE_UP, RUNNING, STATES_PER_SECOND, TABLE_FULL, WON, Search
 from .dfs import DepthFirst
 from .prover import Prover
 from .zobrist import zobrist_for
@@ -223,12 +223,11 @@ def solve(
     if strategy == "best":
         searches = [BestFirst(state, z, budget, max_nodes, prune, "balanced")]
     elif strategy == "dfs":
-        searches = [DepthFirst(state, z, budget, max_nodes, prune, max_depth, table_states=2e6 * max_seconds)]
+        searches = [DepthFirst(state, z, budget, max_nodes, prune, max_depth, STATES_PER_SECOND * max_seconds)]
     elif strategy == "beam":
         searches = [Beam(state, z, budget, prune)]
     elif strategy == "prover":
-        # It stores under 200,000 positions a CPU-second here: room for 2 million a second.
-        searches = [Prover(state, z, budget, max_nodes, prune, max_depth, table_states=2e6 * max_seconds)]
+        searches = [Prover(state, z, budget, max_nodes, prune, max_depth, STATES_PER_SECOND * max_seconds)]
     else:
         third = budget / 3
         searches = [

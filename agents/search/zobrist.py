@@ -126,6 +126,24 @@ def hash_parts(s, cfg, z, col1, col2, wh):
     wh[0], wh[1] = waste_hash(s, cfg, z, 0, s[Slot.WASTE_LEN])
 
 
+@njit(cache=True, inline="always")
+def waste_update(child, parent, cfg, z, w1, w2):
+    """The waste's hash halves of ``child`` from its ``parent``'s ``(w1, w2)``: only the slots
+    above ``min`` of the two waste lengths changed (see :func:`child_hash`)."""
+    wp = parent[Slot.WASTE_LEN]
+    wc = child[Slot.WASTE_LEN]
+    m = min(wp, wc)
+    if wp > m:
+        a1, a2 = waste_hash(parent, cfg, z, m, wp)
+        w1 ^= a1
+        w2 ^= a2
+    if wc > m:
+        a1, a2 = waste_hash(child, cfg, z, m, wc)
+        w1 ^= a1
+        w2 ^= a2
+    return w1, w2
+
+
 @njit(cache=True)
 def child_hash(child, parent, cfg, z, root_redeals, col1, col2, wh):
     """:func:`state_hash` of ``child``, a position one move (and its safe moves) away from
@@ -148,18 +166,29 @@ def child_hash(child, parent, cfg, z, root_redeals, col1, col2, wh):
             x1, x2 = column_hash(child, cfg, z, i)
             h1 += x1
             h2 += x2
-    wp = parent[Slot.WASTE_LEN]
-    wc = child[Slot.WASTE_LEN]
-    m = min(wp, wc)
-    w1 = wh[0]
-    w2 = wh[1]
-    if wp > m:
-        a1, a2 = waste_hash(parent, cfg, z, m, wp)
-        w1 ^= a1
-        w2 ^= a2
-    if wc > m:
-        a1, a2 = waste_hash(child, cfg, z, m, wc)
-        w1 ^= a1
-        w2 ^= a2
+    w1, w2 = waste_update(child, parent, cfg, z, wh[0], wh[1])
+    t1, t2 = stock_hash(child, cfg, z, root_redeals)
+    return h1 ^ w1 ^ t1, (h2 ^ w2 ^ t2) | np.uint64(1)
+
+
+@njit(cache=True)
+def child_parts(child, parent, cfg, z, root_redeals, p1, p2, pw, c1, c2, cw):
+    """:func:`child_hash` that also fills ``child``'s own parts (``c1``, ``c2``: each
+    column's halves, ``cw``: the waste's) from its ``parent``'s (``p1``, ``p2``, ``pw``), so
+    that a depth-first search can hash that child's children in turn."""
+    off_len = cfg[Cfg.OFF_LEN]
+    h1 = np.uint64(0)
+    h2 = np.uint64(0)
+    for i in range(cfg[Cfg.COLUMNS]):
+        if child[off_len + i] == parent[off_len + i]:
+            c1[i] = p1[i]
+            c2[i] = p2[i]
+        else:
+            c1[i], c2[i] = column_hash(child, cfg, z, i)
+        h1 += c1[i]
+        h2 += c2[i]
+    w1, w2 = waste_update(child, parent, cfg, z, pw[0], pw[1])
+    cw[0] = w1
+    cw[1] = w2
     t1, t2 = stock_hash(child, cfg, z, root_redeals)
     return h1 ^ w1 ^ t1, (h2 ^ w2 ^ t2) | np.uint64(1)

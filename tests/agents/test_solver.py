@@ -375,7 +375,7 @@ def test_incremental_child_hash_equals_the_full_hash(variant):
                 full = zobrist.state_hash(child, game.cfg, z, root_redeals)
                 assert zobrist.child_hash(child, s, game.cfg, z, root_redeals, col1, col2, wh) == full
                 # The prover's version also hands the child its parts, as hash_parts would.
-                got = prover.child_parts(child, s, game.cfg, z, root_redeals, col1, col2, wh, c1, c2, cw)
+                got = zobrist.child_parts(child, s, game.cfg, z, root_redeals, col1, col2, wh, c1, c2, cw)
                 assert got == full
                 zobrist.hash_parts(child, game.cfg, z, e1, e2, ew)
                 assert (c1 == e1).all() and (c2 == e2).all() and (cw == ew).all()
