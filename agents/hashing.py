@@ -8,6 +8,8 @@
   halves (:func:`pair_insert`, :func:`pair_contains`). The players' set of visited
   positions holds 64-bit hashes (never 0) in one array: :func:`table_insert` and
   :func:`table_contains` pass that array as both halves, so the same probe serves it.
+* :func:`key_insert` is the compact set of the prover and the relaxed game: one ``uint64``
+  word a key, probed from a first hash, storing a second.
 """
 
 from __future__ import annotations
@@ -79,3 +81,22 @@ def table_insert(table, h):
 def table_contains(table, h):
     """Whether the 64-bit hash ``h`` is in the one-array set ``table``."""
     return pair_contains(table, table, h, h)
+
+
+@njit(cache=True)
+def key_insert(table, h1, h2):
+    """Add a position to the 8-byte-a-slot ``table`` (a power-of-two ``uint64`` array):
+    linear probing from ``h1``, the word ``h2 | 1`` stored (0 marks a free slot). True when
+    it was new, False when it was there already or the table is full."""
+    m = table.shape[0] - 1
+    key = h2 | np.uint64(1)
+    p = np.int64(h1 & np.uint64(m))
+    for _ in range(table.shape[0]):
+        k = table[p]
+        if k == np.uint64(0):
+            table[p] = key
+            return True
+        if k == key:
+            return False
+        p = (p + 1) & m
+    return False

@@ -20,9 +20,11 @@ therefore
   no heuristic, and enters each child as soon as it is new (one position generated, one
   entered at a time: no child is generated twice).
 
-It applies every pruning rule of the other searches (see :mod:`agents.search.solver`), so
-the same proof makes ``EXHAUSTED`` mean ``lost``, and it reports a win it stumbles on with
-its line.
+It applies every pruning rule of the other searches (see :mod:`agents.search.solver`) and
+one of its own, the relaxed game (rule 7, :mod:`agents.search.relaxation`): at its root
+with a large budget, and after each stock turn with a small one, paid from a credit that
+keeps those relaxed searches to about twice the prover's own positions. The same proof
+makes ``EXHAUSTED`` mean ``lost``, and it reports a win it stumbles on with its line.
 """
 
 from __future__ import annotations
@@ -30,39 +32,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from forty_thieves_env.engine.layout import Cfg
+from agents.hashing import key_insert
+from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.rules import apply_action, is_won
 from forty_thieves_env.text.game import GameState
 
 from .control import DEPTH_FULL, EXHAUSTED, MAX_FRAME_MOVES, RUNNING, TABLE_FULL, WON, Ctl, Search, table_slots
 from .moves import auto_safe, search_moves
 from .pruning import blocked_suits
+from .relaxation import CREDIT_CAP, RELAX_RATE, ROOT_BUDGET, TURN_BUDGET, new_relaxed_work, relaxed_dead
 from .zobrist import child_parts, hash_parts, state_hash
 
 
 @njit(cache=True)
-def key_insert(table, h1, h2):
-    """Add a position to the 8-byte-a-slot ``table`` (a power-of-two ``uint64`` array):
-    linear probing from ``h1``, the word ``h2 | 1`` stored (0 marks a free slot). True when
-    it was new, False when it was there already or the table is full."""
-    m = table.shape[0] - 1
-    key = h2 | np.uint64(1)
-    p = np.int64(h1 & np.uint64(m))
-    for _ in range(table.shape[0]):
-        k = table[p]
-        if k == np.uint64(0):
-            table[p] = key
-            return True
-        if k == key:
-            return False
-        p = (p + 1) & m
-    return False
-
-
-@njit(cache=True)
-def prove_init(root, cfg, z, table, frames, ctl, mask, prune):
+def prove_init(root, cfg, z, table, frames, ctl, mask, prune, relax, relax_budget):
     """Set up the prover at ``root``: its safe moves, its hash, its moves. ``frames`` is
-    :meth:`Prover.new_frames`'s tuple."""
+    :meth:`Prover.new_frames`'s tuple; ``relax`` the root's :func:`new_relaxed_work` tuple:
+    when the relaxed game from the root cannot be won within ``relax_budget`` relaxed
+    positions (rule 7), the space is exhausted at once."""
     states, moves, nmov, nxt, pend, path, col1, col2, wh = frames
     st = states[0]
     st[:] = root
@@ -80,13 +67,19 @@ def prove_init(root, cfg, z, table, frames, ctl, mask, prune):
     nmov[0] = search_moves(st, cfg, mask, prune, moves[0])
     nxt[0] = 0
     ctl[Ctl.STATUS] = RUNNING
+    ctl[Ctl.CREDIT] = CREDIT_CAP  # the first turns are tested: a dead one cuts the most
+    if prune and (blocked_suits(st, cfg) or relaxed_dead(st, cfg, relax, relax_budget)[0]):
+        ctl[Ctl.STATUS] = EXHAUSTED
 
 
 @njit(cache=True)
-def prove_run(cfg, z, table, frames, ctl, mask, node_limit, tt_limit, prune):
+def prove_run(cfg, z, table, frames, ctl, mask, node_limit, tt_limit, prune, relax):
     """Continue the prover until it ends or ``ctl[Ctl.NODES]`` reaches ``node_limit``.
     Resumable: everything lives in the arrays. ``EXHAUSTED``: every position the pruned
-    graph reaches was generated. On ``WON`` the line is ``path[:pend[ctl[Ctl.DEPTH]]]``."""
+    graph reaches was generated. On ``WON`` the line is ``path[:pend[ctl[Ctl.DEPTH]]]``.
+    A new position that a stock turn made is tested by the relaxed game (rule 7), ``relax``
+    its :func:`new_relaxed_work` tuple, when ``ctl[Ctl.CREDIT]`` holds a ``TURN_BUDGET``
+    (see ``RELAX_RATE``): the positions below a turn are where the graph is big."""
     if ctl[Ctl.STATUS] != RUNNING:
         return
     states, moves, nmov, nxt, pend, path, col1, col2, wh = frames
@@ -95,6 +88,7 @@ def prove_run(cfg, z, table, frames, ctl, mask, node_limit, tt_limit, prune):
     depth = ctl[Ctl.DEPTH]
     nodes = ctl[Ctl.NODES]
     count = ctl[Ctl.TT_COUNT]
+    credit = ctl[Ctl.CREDIT]
     while nodes < node_limit:
         if nxt[depth] >= nmov[depth]:
             if depth == 0:
@@ -112,6 +106,7 @@ def prove_run(cfg, z, table, frames, ctl, mask, node_limit, tt_limit, prune):
         apply_action(child, cfg, a)
         plen = auto_safe(child, cfg, path, plen + 1, prune)
         nodes += 1
+        credit += RELAX_RATE
         if is_won(child):
             depth += 1
             pend[depth] = plen
@@ -129,6 +124,11 @@ def prove_run(cfg, z, table, frames, ctl, mask, node_limit, tt_limit, prune):
             break
         if prune and blocked_suits(child, cfg):
             continue  # provably lost: nothing below it can win
+        if prune and credit >= TURN_BUDGET and child[Slot.STOCK_LEN] < parent[Slot.STOCK_LEN]:
+            dead, used = relaxed_dead(child, cfg, relax, TURN_BUDGET)
+            credit = min(credit - used, CREDIT_CAP)
+            if dead:
+                continue  # lost too (rule 7)
         depth += 1
         pend[depth] = plen
         if depth > ctl[Ctl.MAX_DEPTH]:
@@ -141,6 +141,7 @@ def prove_run(cfg, z, table, frames, ctl, mask, node_limit, tt_limit, prune):
     ctl[Ctl.DEPTH] = depth
     ctl[Ctl.NODES] = nodes
     ctl[Ctl.TT_COUNT] = count
+    ctl[Ctl.CREDIT] = credit
 
 
 class Prover(Search):
@@ -165,15 +166,23 @@ class Prover(Search):
         columns = int(cfg[Cfg.COLUMNS])
         m = min(n_act, MAX_FRAME_MOVES)
         stack_bytes = (max_depth + 1) * (size + 2 * m + 16 * columns + 32) + 2 * (max_depth + 256)
+        depth = int(cfg[Cfg.DEPTH])
+        # The relaxed searches' arrays (rule 7): 16 MB of table for the root's, 16 kB for those
+        # after a turn; they come out of the memory budget too.
+        root_relax = new_relaxed_work(columns, depth, 21)
+        relax = new_relaxed_work(columns, depth, 11)
+        stack_bytes += sum(a.nbytes for a in root_relax + relax)
         slots, tt_limit = table_slots(budget, stack_bytes, 8, max_nodes, table_states)
         table = np.zeros(slots, dtype=np.uint64)
         frames = self.new_frames(max_depth, size, m, columns)
         self.pend, self.path = frames[4], frames[5]  # the line of a win
         mask = np.zeros(n_act, dtype=np.bool_)
-        prove_init(state.array, cfg, z, table, frames, ctl, mask, prune)
+        # A node budget bounds the root's relaxed search too (a small one stays quick).
+        root_budget = min(ROOT_BUDGET, max_nodes)
+        prove_init(state.array, cfg, z, table, frames, ctl, mask, prune, root_relax, root_budget)
 
         def run(limit: int) -> None:
-            prove_run(cfg, z, table, frames, ctl, mask, limit, tt_limit, prune)
+            prove_run(cfg, z, table, frames, ctl, mask, limit, tt_limit, prune, relax)
 
         self.run = run
 

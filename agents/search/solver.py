@@ -25,15 +25,17 @@ pruned graph and transposition table design:
 * ``prover``: depth-first with no move order and one 8-byte word per stored position
   (:mod:`agents.search.prover`): the search for proving a loss, since that means
   generating every position anyway. It reaches about five times as many positions a
-  second as ``dfs``. It is not a member of the portfolio (yet): on the 23 classic deals
-  among 1..40 that the portfolio leaves ``unknown`` at 10 CPU-s, 20 CPU-s of it exhausted
-  none, after 3.2-3.9 million positions each (see docs/solver.md).
+  second as ``dfs``, and it alone applies rule 7 (the relaxed game), at its root and
+  after stock turns.
 * ``portfolio`` (default): best-first with the two heuristics and the beam searches, run
-  in turns of about 20 ms on a third of the memory each; the first to win, or a
+  in turns of 10,000 positions on a third of the memory each; the first to win, or a
   best-first search that exhausts its space, decides. Which search finds a win first
-  varies a lot from deal to deal. (Depth-first used to be a member: on classic deals
-  1..40 at 10 s it decided one deal, which best-first also wins, and it never exhausted a
-  space.)
+  varies a lot from deal to deal. With the prover as a fourth member (a quarter of the
+  memory, equal turns) it decided classic deals 1..200 at 10 CPU-s as 98 won, 3 lost, 99
+  unknown (98 / 0 / 102 without), but a Ray test of interrupting a solve failed in fresh
+  clones with it, so it is not a member yet (see docs/solver.md). (Depth-first used to be
+  a member: on classic deals 1..40 at 10 s it decided one deal, which best-first also
+  wins, and it never exhausted a space.)
 
 Best-first, depth-first and the prover are complete: when one runs out of positions to expand, every
 position the pruned graph reaches from the start has been generated, and none is won,
@@ -111,10 +113,25 @@ The rules:
    fixpoint: start with every card pinned and every type with both copies covered
    trapped, and unpin any uncovered card that fails (c) until nothing changes.
 
+7. **The relaxed game** (:mod:`agents.search.relaxation`; suit building, single-card moves,
+   no redeal left): a position whose relaxed game cannot be won is not winnable either, so
+   cutting it changes nothing above (as for rule 6). The relaxed game keeps the columns'
+   cards (leaving from the top), the waste and the stock in their order and the
+   foundations as they are, but a card moved onto a card one rank up in its suit becomes
+   free for good, and a card moved into an empty column holds that column until it leaves.
+   Each real move has a relaxed counterpart: a card one rank up on top of a real column is
+   a column's top card, a held column's card or a free card in the relaxed game; an empty
+   real column is empty there too, since the relaxed game holds no more columns than the
+   real one (cards are only ever freed sooner). So a real winning line gives a relaxed one.
+   Its search is small (free cards have no order) and exact; the prover runs it at its
+   root and, with a small budget, after each stock turn, where the rest of the line is
+   decided.
+
 ``tests/test_solver.py`` checks that turning the rules off (``prune=False``) never
 changes a verdict, on hand-made positions and on end positions of random play-outs in
 every preset, and that rule 6 flags no position along winning lines of classic and
-limited deals.
+limited deals; ``tests/test_relaxation.py`` does the same for rule 7, on winning lines and
+on random positions against the unpruned search.
 """
 
 from __future__ import annotations

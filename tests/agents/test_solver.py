@@ -471,8 +471,9 @@ def test_prover_table_stores_eight_bytes_a_position():
 
 def test_prover_exhausts_what_depth_first_exhausts():
     """The prover generates each new position once and enters it at once; on positions both
-    searches finish, it reaches the same verdict and stores as many positions as the
-    depth-first search (the same pruned graph, the same table semantics)."""
+    searches finish, it reaches the same verdict, and where its own rule (the relaxed game,
+    rule 7) does not apply it stores as many positions as the depth-first search (the same
+    pruned graph, the same table semantics); where it applies, no more."""
     compared = 0
     for variant, number, seed in PLAYOUTS:
         state = random_playout(variant, number, seed)
@@ -482,6 +483,11 @@ def test_prover_exhausts_what_depth_first_exhausts():
             continue
         assert a.verdict == b.verdict, (variant, number, seed)
         if a.verdict == "lost":
-            assert a.states == b.states, (variant, number, seed)
-            compared += 1
+            v = state.variant
+            relaxed_applies = v.build == "suit" and v.run_moves == "none" and state.array[Slot.REDEALS] == 0
+            if relaxed_applies:
+                assert a.states <= b.states, (variant, number, seed)
+            else:
+                assert a.states == b.states, (variant, number, seed)
+                compared += 1
     assert compared >= 5
