@@ -16,8 +16,10 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(PIP_LINKS) "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install -q $(PIP_LINKS) -e ".[dev]"
-	# Compile the numba kernels now, so that the first run does not (see forty_thieves_env/warmup.py).
+	# Compile the numba kernels now, so that the first run does not (see forty_thieves_env/warmup.py),
+	# and the solver's (the first solve in each worker process would otherwise compile them).
 	$(BIN)/python -m forty_thieves_env.warmup
+	$(BIN)/python -c "from agents.search.solver import warm_up; warm_up('portfolio')"
 	touch $@
 
 # The default recipe on a demo budget on classic (imitation of the heuristic, then PPO), a table

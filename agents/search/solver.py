@@ -27,15 +27,13 @@ pruned graph and transposition table design:
   generating every position anyway. It reaches about five times as many positions a
   second as ``dfs``, and it alone applies rule 7 (the relaxed game), at its root and
   after stock turns.
-* ``portfolio`` (default): best-first with the two heuristics and the beam searches, run
-  in turns of 10,000 positions on a third of the memory each; the first to win, or a
-  best-first search that exhausts its space, decides. Which search finds a win first
-  varies a lot from deal to deal. With the prover as a fourth member (a quarter of the
-  memory, equal turns) it decided classic deals 1..200 at 10 CPU-s as 98 won, 3 lost, 99
-  unknown (98 / 0 / 102 without), but a Ray test of interrupting a solve failed in fresh
-  clones with it, so it is not a member yet (see docs/solver.md). (Depth-first used to be
-  a member: on classic deals 1..40 at 10 s it decided one deal, which best-first also
-  wins, and it never exhausted a space.)
+* ``portfolio`` (default): best-first with the two heuristics, the beam searches and the
+  prover, run in turns of 10,000 positions on a quarter of the memory each; the first to
+  win, or a complete search that exhausts its space, decides. Which search finds a win
+  first varies a lot from deal to deal; the prover decides the losses. (Giving the prover
+  turns twice as long cost as many wins as it gained losses: on classic deals 1..78 at 10
+  s, 2 of each. Depth-first used to be a member: on classic deals 1..40 at 10 s it decided
+  one deal, which best-first also wins, and it never exhausted a space.)
 
 Best-first, depth-first and the prover are complete: when one runs out of positions to expand, every
 position the pruned graph reaches from the start has been generated, and none is won,
@@ -193,8 +191,8 @@ def warm_up(strategy: str) -> None:
     _WARM.add(strategy)
     from forty_thieves_env.text.game import deal
 
-    # The portfolio's own turns would leave the beam uncompiled at this node budget.
-    for single in ("best", "beam") if strategy == "portfolio" else (strategy,):
+    # The portfolio's own turns would leave the beam and the prover uncompiled at this node budget.
+    for single in ("best", "beam", "prover") if strategy == "portfolio" else (strategy,):
         _WARM.add(single)
         solve(deal("classic", 2), max_nodes=2000, max_seconds=float("inf"), strategy=single)  # type: ignore[arg-type]
 
@@ -246,11 +244,12 @@ def solve(
     elif strategy == "prover":
         searches = [Prover(state, z, budget, max_nodes, prune, max_depth, STATES_PER_SECOND * max_seconds)]
     else:
-        third = budget / 3
+        quarter = budget / 4
         searches = [
-            BestFirst(state, z, third, max_nodes, prune, "waste"),
-            BestFirst(state, z, third, max_nodes, prune, "balanced"),
-            Beam(state, z, third, prune),
+            BestFirst(state, z, quarter, max_nodes, prune, "waste"),
+            BestFirst(state, z, quarter, max_nodes, prune, "balanced"),
+            Beam(state, z, quarter, prune),
+            Prover(state, z, quarter, max_nodes, prune, max_depth, STATES_PER_SECOND * max_seconds),
         ]
 
     # Turns of a fixed number of positions (not of time), so that under a node budget the

@@ -99,11 +99,12 @@ def test_relaxed_dead_positions_are_never_won_by_the_full_search():
     assert fired >= 5
 
 
-def test_the_prover_proves_deals_lost_with_it():
+def test_the_prover_and_the_portfolio_prove_deals_lost_with_it():
     # Classic deal 5: no search here decided it before, at 60 CPU-s of the portfolio or 120 of
     # the prover (20 million positions); the relaxed game from its deal is exhausted (about
     # 530,000 relaxed positions, 61,000 after the prover's safe moves at its root).
     assert dead(deal("classic", 5), 1_000_000, 21)
     assert solve(deal("classic", 5), strategy="prover").verdict == "lost"
     assert solve(deal("classic", 5), strategy="prover", prune=False, max_nodes=100_000).verdict == "unknown"
-    assert solve(deal("classic", 46), strategy="prover", max_seconds=60, clock="cpu").verdict == "lost"
+    result = solve(deal("classic", 46), max_seconds=60, clock="cpu")
+    assert (result.verdict, result.decided_by) == ("lost", "prover")

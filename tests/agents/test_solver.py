@@ -451,7 +451,7 @@ def test_trivial_positions(strategy):
     )
     assert not stuck.legal_actions()
     result = solve(stuck, strategy=strategy)
-    assert result.verdict == "lost" and result.states == (3 if strategy == "portfolio" else 1)  # the roots
+    assert result.verdict == "lost" and result.states == (4 if strategy == "portfolio" else 1)  # the roots
 
 
 def test_prover_table_stores_eight_bytes_a_position():
