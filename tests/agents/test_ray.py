@@ -141,16 +141,36 @@ def test_interrupted_solve_resumes_the_missing_deals_once(local_ray, tmp_path):
     budget = Budget(seconds=2.0, memory_mb=256.0)
     deals = "1-8"  # classic deals: most of them run to the time budget
     verdicts = out / "verdicts.jsonl"
+    stopped = threading.Event()
+    sent: list[tuple[float, int]] = []  # (seconds, verdict lines) at each Ctrl-C sent
+    t0 = time.monotonic()
 
     def interrupt_after_first_verdict() -> None:
         while not (verdicts.exists() and verdicts.stat().st_size > 0):
             time.sleep(0.05)
-        _thread.interrupt_main()
+        # Pressed again while verdicts still come: in four fresh-clone `make test` runs (cold
+        # kernel caches, the other xdist worker busy) one Ctrl-C did not stop the solve, which a
+        # lone run never showed; ``sent`` says when, if a run ever ignores them all. (Not again
+        # once the verdicts stop: the first one is then being handled.)
+        lines = -1
+        while not stopped.is_set() and len(sent) < 10:
+            now = verdicts.read_text().count("\n")
+            if now > lines:
+                sent.append((round(time.monotonic() - t0, 2), now))
+                _thread.interrupt_main()
+                lines = now
+            stopped.wait(1.0)
 
     watcher = threading.Thread(target=interrupt_after_first_verdict, daemon=True)
     watcher.start()
-    with pytest.raises(KeyboardInterrupt):
+    try:
         solve_deals("classic", deals, out=out, budget=budget, ray="local", progress=False)
+    except KeyboardInterrupt:
+        pass
+    else:
+        pytest.fail(f"the solve ended without a KeyboardInterrupt after {time.monotonic() - t0:.1f} s; sent: {sent}")
+    finally:
+        stopped.set()
     watcher.join(timeout=5)
     first = read_verdicts(verdicts)
     assert 1 <= len(first) < 8
