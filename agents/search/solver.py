@@ -116,11 +116,13 @@ The rules:
    cutting it changes nothing above (as for rule 6). The relaxed game keeps the columns'
    cards (leaving from the top), the waste and the stock in their order and the
    foundations as they are, but a card moved onto a card one rank up in its suit becomes
-   free for good, and a card moved into an empty column holds that column until it leaves.
-   Each real move has a relaxed counterpart: a card one rank up on top of a real column is
-   a column's top card, a held column's card or a free card in the relaxed game; an empty
-   real column is empty there too, since the relaxed game holds no more columns than the
-   real one (cards are only ever freed sooner). So a real winning line gives a relaxed one.
+   free for good, unless that card is the top of a *tracked* column (one with a low card
+   of its suit buried): then, as in an empty column, the moved card holds the column
+   until it leaves. Each real move has a relaxed counterpart: a card one rank up on top of
+   a real column is a column's top card, a holding card or a free card in the relaxed
+   game; an empty real column is empty there too, since the relaxed game holds no more
+   columns than the real one (cards are only ever freed sooner). So a real winning line
+   gives a relaxed one.
    Its search is small (free cards have no order) and exact; the prover runs it at its
    root and, with a small budget, after each stock turn, where the rest of the line is
    decided.
