@@ -36,13 +36,18 @@ relaxed game from ``s`` cannot be won, neither can ``s``.
 The relaxed game is searched depth-first with its own small transposition table, after a
 *closure* that is played without branching: every uncovered card (a cover, a prefix's top,
 the waste's top) with a free card one rank up (a pool card, a cover, an untracked prefix's
-uncovered top) goes into the pool. That loses nothing in the relaxed game: a pool card can
-do whatever it could do before, and the card under it is uncovered. Pool cards go home
-*lazily*, only as the cards a home move needs (a pool card that went home earlier would only
-stop being a card to build on). What is left to choose is when to turn the stock, which card
-goes into an empty column or onto a tracked prefix, and which card goes home on which pile.
-A relaxed position is small (no order among pool cards), so this search is far smaller than
-the real one; it is cut at ``budget`` positions and then proves nothing.
+uncovered top) goes into the pool, and every *safe* card in the pool or uncovered goes home
+(the next card of a suit's lower pile: both copies one rank down are home, so nothing can be
+built on it). Neither loses anything in the relaxed game: a pool card can do whatever it
+could do before, and the card under it is uncovered; a safe card's only use, as a card to
+build on, is over, and home it lets the pile go on. Other pool cards go home *lazily*, only
+as the cards a home move needs (a pool card that went home earlier would only stop being a
+card to build on). What is left to choose is when to turn the stock, which card goes into
+an empty column or onto a tracked prefix, and which card goes home on which pile; the search
+tries home moves first, then the turn, then the moves that hold a column, which finds the
+relaxed wins of live positions soonest. A relaxed position is small (no order among pool
+cards), so this search is far smaller than the real one; it is cut at ``budget`` positions
+and then proves nothing.
 
 Only for single-card moves, suit building and no redeal left (a redeal puts the waste back
 into the stock, which the relaxed game does not model); elsewhere :func:`relaxed_dead` is
@@ -78,8 +83,8 @@ CREDIT_CAP = 100 * TURN_BUDGET
 #: A column's prefix is *tracked* (a card put on its top covers it) when a card under its
 #: top is at most this many ranks above the lowest of its suit's piles.
 TRACK_SLACK = 0
-#: Positions of the relaxed search from the prover's root (about a CPU-second at most).
-ROOT_BUDGET = 1_000_000
+#: Positions of the relaxed search from the prover's root (about three CPU-seconds at most).
+ROOT_BUDGET = 1_500_000
 
 
 class R(IntEnum):
@@ -181,7 +186,9 @@ def _take(r, c, src):
 
 @njit(cache=True)
 def _closure(r, c, cols, tracked):
-    """Put every uncovered card with a free card one rank up into the pool, until none is left."""
+    """Put every uncovered card with a free card one rank up into the pool, and send home
+    every safe card (one whose both copies one rank down are home: the card for a suit's
+    lower pile) that is in the pool or uncovered, until nothing changes."""
     pool = 2 * c + R.POOL
     changed = True
     while changed:
@@ -193,6 +200,24 @@ def _closure(r, c, cols, tracked):
                 _take(r, c, src)
                 changed = True
                 x = _uncovered(r, c, cols, src)
+        for su in range(4):
+            f = c + R.FOUND + 2 * su
+            while True:
+                lower = f if r[f] <= r[f + 1] else f + 1
+                if r[lower] >= N_RANKS:
+                    break
+                x = su * N_RANKS + r[lower]
+                if r[pool + x] > 0:
+                    r[pool + x] -= 1
+                else:
+                    src = 0
+                    while src <= c and _uncovered(r, c, cols, src) != x:
+                        src += 1
+                    if src > c:
+                        break
+                    _take(r, c, src)
+                r[lower] += 1
+                changed = True
 
 
 @njit(cache=True)
@@ -240,16 +265,28 @@ TURN, HEAD, HOME, COVER = 0, 1, 2, 3
 
 @njit(cache=True)
 def _moves(r, c, cols, tracked, stock_len, out):
-    """The relaxed moves of closed position ``r``, coded into ``out``; returns how many."""
+    """The relaxed moves of closed position ``r``, coded into ``out``; returns how many. In
+    the order the search tries them: home moves, the turn, then the moves that hold a
+    column (they find relaxed wins soonest in this order)."""
     n = 0
+    for src in range(c + 1):
+        x = _uncovered(r, c, cols, src)
+        if x < 0:
+            continue
+        su = x // N_RANKS
+        same = r[c + R.FOUND + 2 * su] == r[c + R.FOUND + 2 * su + 1]
+        for pile in range(1 if same else 2):
+            if _can_go_home(r, c, x, pile):
+                out[n] = HOME * 1024 + src * 32 + pile
+                n += 1
+    if r[c + R.TURNED] < stock_len:
+        out[n] = TURN * 1024
+        n += 1
     empty = -1
     for i in range(c):
         if r[i] == 0 and r[c + R.COVER + i] < 0:
             empty = i
             break
-    if r[c + R.TURNED] < stock_len:
-        out[n] = TURN * 1024
-        n += 1
     for src in range(c + 1):
         x = _uncovered(r, c, cols, src)
         if x < 0:
@@ -258,12 +295,6 @@ def _moves(r, c, cols, tracked, stock_len, out):
         if empty >= 0 and not (src < c and r[src] + (r[c + R.COVER + src] >= 0) == 1):
             out[n] = HEAD * 1024 + src * 32
             n += 1
-        su = x // N_RANKS
-        same = r[c + R.FOUND + 2 * su] == r[c + R.FOUND + 2 * su + 1]
-        for pile in range(1 if same else 2):
-            if _can_go_home(r, c, x, pile):
-                out[n] = HOME * 1024 + src * 32 + pile
-                n += 1
         if x % N_RANKS == N_RANKS - 1:
             continue
         for j in range(c):

@@ -118,3 +118,14 @@ def test_the_prover_and_the_portfolio_prove_deals_lost_with_it():
     assert solve(deal("classic", 5), strategy="prover", prune=False, max_nodes=100_000).verdict == "unknown"
     result = solve(deal("classic", 46), max_seconds=60, clock="cpu")
     assert (result.verdict, result.decided_by) == ("lost", "prover")
+
+
+def test_safe_cards_going_home_keep_the_relaxed_search_small():
+    # Classic deal 238 (the prover proved it lost before this rule, by search): sending safe
+    # cards home inside the relaxed game closes it in under 2,000 relaxed positions, where it
+    # took 782,000 without; deal 2 (won) stays a relaxed win, found in about 100.
+    assert dead(deal("classic", 238), 10_000)
+    work = new_relaxed_work(10, 16, 16)
+    state = deal("classic", 2)
+    found, positions = relaxed_dead(state.array, state.cfg, work, 10_000)
+    assert not found and positions < 1_000
