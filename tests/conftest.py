@@ -15,6 +15,9 @@ so a column left out by accident would change what is legal.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -211,3 +214,25 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@functools.cache
+def _winning_moves(variant: str, number: int) -> tuple[str, ...]:
+    from agents.search.solver import solve  # the solver's tests only
+    from forty_thieves_env import deal
+
+    result = solve(deal(variant, number), max_nodes=300_000)
+    assert result.verdict == "won", (variant, number)
+    return tuple(result.moves)
+
+
+def winning_line(variant: str, number: int) -> Iterator[tuple[GameState, str]]:
+    """Each position of a winning line of test deal ``number`` (the solver's, at 300,000
+    positions; solved once a process) with the move played from it. The position is one
+    game played on in place: copy it to keep it."""
+    from forty_thieves_env import deal
+
+    game = deal(variant, number)
+    for move in _winning_moves(variant, number):
+        yield game, move
+        game.play(move)

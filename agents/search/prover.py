@@ -23,7 +23,8 @@ therefore
 It applies every pruning rule of the other searches (see :mod:`agents.search.solver`) and
 one of its own, the relaxed game (rule 7, :mod:`agents.search.relaxation`): at its root
 with a large budget, and after each stock turn with a small one, paid from a credit that
-keeps those relaxed searches to about twice the prover's own positions. The same proof
+keeps those relaxed searches to about as many positions as the prover's own
+(``RELAX_RATE``). The same proof
 makes ``EXHAUSTED`` mean ``lost``, and it reports a win it stumbles on with its line.
 """
 

@@ -258,9 +258,9 @@ def _is_won(r, c, stock_len):
 
 
 # A relaxed move is coded ``kind * 1024 + src * 32 + arg``: kind 0 turns the stock; 1 puts the
-# uncovered card of ``src`` (a column 0..C-1, the waste C) into the first empty column; 2 sends
-# it home on pile ``arg``; 3 puts it on the uncovered top card of column ``arg``'s prefix (one
-# rank up), whose cover it becomes.
+# uncovered card of ``src`` (a column 0..C-1, the waste C) into empty column ``arg`` (the
+# first); 2 sends it home on pile ``arg``; 3 puts it on the uncovered top card of column
+# ``arg``'s prefix (one rank up). Kinds 1 and 3 both make the card column ``arg``'s cover.
 TURN, HEAD, HOME, COVER = 0, 1, 2, 3
 
 
@@ -294,7 +294,7 @@ def _moves(r, c, cols, tracked, stock_len, out):
             continue
         # Into an empty column (a column's only card would only change columns).
         if empty >= 0 and not (src < c and r[src] + (r[c + R.COVER + src] >= 0) == 1):
-            out[n] = HEAD * 1024 + src * 32
+            out[n] = HEAD * 1024 + src * 32 + empty
             n += 1
         if x % N_RANKS == N_RANKS - 1:
             continue
@@ -318,14 +318,9 @@ def _play(r, c, cols, stock, move):
     arg = move % 32
     x = _uncovered(r, c, cols, src)
     _take(r, c, src)
-    if kind == HEAD:
-        for i in range(c):
-            if r[i] == 0 and r[c + R.COVER + i] < 0:
-                r[c + R.COVER + i] = x
-                break
-    elif kind == HOME:
+    if kind == HOME:
         _go_home(r, c, x, arg)
-    else:
+    else:  # HEAD or COVER (``src`` is neither column ``arg`` nor emptied by the take)
         r[c + R.COVER + arg] = x
 
 

@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+from conftest import winning_line
 
 from agents.search import moves, prover, pruning, zobrist
 from agents.search.solver import SolveResult, solve
@@ -265,13 +266,8 @@ def test_blocked_suits_needs_every_column_filled_and_single_card_moves():
 @pytest.mark.parametrize(("variant", "number"), [("classic", 2), ("classic", 10), ("classic", 13), ("limited", 7)])
 def test_blocked_suits_flags_no_position_on_a_winning_line(variant, number):
     """A flagged position is claimed unwinnable: no position of a winning line may be."""
-    state = deal(variant, number)
-    result = solve(state, max_nodes=300_000)
-    assert result.verdict == "won"
-    game = state.copy()
-    for move in result.moves:
+    for game, move in winning_line(variant, number):
         assert not pruning.blocked_suits(game.array, game.cfg), move
-        game.play(move)
 
 
 def test_blocked_suits_positions_are_never_won_by_the_full_search():
