@@ -35,7 +35,7 @@ class Ctl(IntEnum):
     """Slots of the int64 control array that carries a search between chunks (``ctl[Ctl.NODES]``).
 
     Slots 7 and 8 belong to the search that runs: best-first keeps ``TOP`` and ``OPEN`` there,
-    the beam ``LAYER`` and ``WIDTH``, the prover ``CREDIT`` (aliases of the same slots).
+    the beam ``LAYER`` and ``WIDTH`` (aliases of the same slots).
     """
 
     DEPTH = 0  # DFS: the current frame; best-first: the winning node
@@ -48,7 +48,6 @@ class Ctl(IntEnum):
     OPEN = 8  # best-first: open positions
     LAYER = 7  # beam: layers done
     WIDTH = 8  # beam: positions in the current layer
-    CREDIT = 7  # prover: relaxed-search positions it may still spend (see agents.search.relaxation)
 
 
 C_LEN = 9  # length of a control array

@@ -70,17 +70,6 @@ MAX_PILE = 72
 #: Most children one relaxed position has: a turn, and for each uncovered card (columns and
 #: the waste's top: 13 at most with 12 columns) a head, two home moves and two covers.
 MAX_CHILDREN = 96
-#: Positions of the relaxed search from a position the prover enters after a stock turn.
-TURN_BUDGET = 2000
-#: The prover earns this many relaxed positions for each position it generates, and runs a
-#: relaxed search after a turn only with ``TURN_BUDGET`` of them in hand: so the relaxed
-#: searches take at most about as many positions as the prover itself, however rarely they
-#: succeed. (Two, with safe cards in the closure, made a relaxed position cost about 2 µs
-#: and the prover 40 % slower: classic 123 was no longer proved lost in 10 CPU-s.)
-RELAX_RATE = 1
-#: The most relaxed positions the prover holds in hand, and what it starts with: the first
-#: turns of its line are tested, where a dead one cuts the most.
-CREDIT_CAP = 100 * TURN_BUDGET
 #: A column's prefix is *tracked* (a card put on its top covers it) when a card under its
 #: top is at most this many ranks above the lowest of its suit's piles.
 TRACK_SLACK = 0

@@ -25,8 +25,7 @@ pruned graph and transposition table design:
 * ``prover``: depth-first with no move order and one 8-byte word per stored position
   (:mod:`agents.search.prover`): the search for proving a loss, since that means
   generating every position anyway. It reaches about five times as many positions a
-  second as ``dfs``, and it alone applies rule 7 (the relaxed game), at its root and
-  after stock turns.
+  second as ``dfs``, and it alone applies rule 7 (the relaxed game), at its root.
 * ``portfolio`` (default): best-first with the two heuristics, the beam searches and the
   prover, run in turns of 10,000 positions on a quarter of the memory each; the first to
   win, or a complete search that exhausts its space, decides. Which search finds a win
@@ -126,8 +125,7 @@ The rules:
    columns than the real one (cards are only ever freed sooner). So a real winning line
    gives a relaxed one.
    Its search is small (free cards have no order) and exact; the prover runs it at its
-   root and, with a small budget, after each stock turn, where the rest of the line is
-   decided.
+   root.
 
 ``tests/test_solver.py`` checks that turning the rules off (``prune=False``) never
 changes a verdict, on hand-made positions and on end positions of random play-outs in
@@ -156,7 +154,8 @@ from .zobrist import zobrist_for
 #: The most of the portfolio's time the prover takes under a time budget, its relaxed search
 #: from the root included. Small: on classic deals 1..200 at 10 CPU-s every loss it proves is
 #: proved at that root, while a quarter of the time pushed two wins of 8.2 and 6.7 s (without
-#: the prover) past 10 s.
+#: the prover) past 10 s. Three tenths, once the prover had dropped its relaxed searches after
+#: turns and ran three times as fast, decided the same 103 deals as a tenth.
 PROVER_SHARE = 0.1
 
 Verdict = Literal["won", "lost", "unknown"]
@@ -268,8 +267,7 @@ def solve(
     # Turns of a fixed number of positions (not of time), so that under a node budget the
     # interleaving, and so the result, is reproducible. 10k positions take 10-50 ms. Under a
     # time budget the prover sits out a turn while it has had more than ``PROVER_SHARE`` of
-    # the time (its positions cost two to three times the others' on some deals, for the
-    # relaxed searches: equal turns gave it up to 41 % of the time there).
+    # the time (with equal turns its share would follow its speed, not what it decides).
     chunk = 10_000
     timed = max_seconds != float("inf")
     spent = {id(s): setup if isinstance(s, Prover) else 0.0 for s in searches}
