@@ -58,7 +58,7 @@ META_FILE = "meta.json"
 VERDICTS_FILE = "verdicts.jsonl"
 SUMMARY_FILE = "summary.json"
 #: Budget keys that must match between runs into one folder.
-BUDGET_KEYS = ("seconds", "nodes", "memory_mb", "strategy", "clock")
+BUDGET_KEYS = ("seconds", "nodes", "memory_mb", "strategy", "clock", "heuristic_tries")
 DEFAULT_NODES = 50_000_000
 #: Memory a solver task needs besides its budget (the worker process with its compiled kernels,
 #: measured in docs/ray.md), reserved with the budget for each Ray task.
@@ -78,6 +78,9 @@ class Budget:
     memory_mb: float = 2048.0
     strategy: str = "portfolio"
     clock: str = "wall"
+    #: Games the heuristic plays from the deal (tie-breaking seeds 0, 1, ...) before the
+    #: portfolio searches; a won game is the deal's certificate. Portfolio only.
+    heuristic_tries: int = 8
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in BUDGET_KEYS}
@@ -95,6 +98,8 @@ class Budget:
             raise ValueError(f"unknown strategy {self.strategy!r} ({', '.join(STRATEGIES)})")
         if self.clock not in ("wall", "cpu"):
             raise ValueError(f"unknown clock {self.clock!r} (wall or cpu)")
+        if self.heuristic_tries < 0:
+            raise ValueError(f"heuristic tries must be 0 or more, got {self.heuristic_tries}")
         return self
 
 
@@ -119,28 +124,43 @@ def replay(variant: Any, deal_number: int, moves: Sequence[str]) -> None:
 
 
 def solve_deal(variant: Any, deal_number: int, budget: Budget) -> dict[str, Any]:
-    """Solve one deal from its start; the verdict row (not yet replayed)."""
+    """Solve one deal from its start; the verdict row (not yet replayed).
+
+    With the portfolio, the heuristic first plays ``budget.heuristic_tries`` games from the
+    deal (a few milliseconds each, on the budget's clock); the first it wins is the verdict
+    (``decided_by`` ``heuristic/seed K``, ``nodes`` its moves). On Rank and File it wins many
+    deals the searches do not (docs/solver.md).
+    """
+    from agents.players.heuristic import heuristic_line
     from agents.search.solver import solve
     from forty_thieves_env.text.game import deal
+    from forty_thieves_env.text.notation import format_move
 
+    state = deal(variant, deal_number)
+    tries = budget.heuristic_tries if budget.strategy == "portfolio" else 0
+    if tries:
+        heuristic_line(state.variant, state.array, 0, max_moves=1)  # compiled before the clock starts
+    now = time.perf_counter if budget.clock == "wall" else time.process_time
+    t0 = now()
+    row: dict[str, Any] = {"deal": int(deal_number)}
+    for seed in range(tries):
+        line = heuristic_line(state.variant, state.array, seed)
+        if line is not None:
+            moves = [format_move(state.variant, a) for a in line]
+            seconds = now() - t0
+            row.update(verdict="won", moves=moves, nodes=len(line), states=0, seconds=round(seconds, 4))
+            return {**row, "reason": "", "decided_by": f"heuristic/seed {seed}"}
+    spent = now() - t0
     r = solve(
-        deal(variant, deal_number),
+        state,
         max_nodes=budget.nodes,
-        max_seconds=budget.seconds,
+        max_seconds=max(budget.seconds - spent, 1e-3),
         max_memory_mb=budget.memory_mb,
         strategy=budget.strategy,  # type: ignore[arg-type]
         clock=budget.clock,  # type: ignore[arg-type]
     )
-    return {
-        "deal": int(deal_number),
-        "verdict": r.verdict,
-        "moves": list(r.moves),
-        "nodes": int(r.nodes),
-        "states": int(r.states),
-        "seconds": round(float(r.seconds), 4),
-        "reason": r.reason,
-        "decided_by": r.decided_by,
-    }
+    row.update(verdict=r.verdict, moves=list(r.moves), nodes=int(r.nodes), states=int(r.states))
+    return {**row, "seconds": round(float(r.seconds + spent), 4), "reason": r.reason, "decided_by": r.decided_by}
 
 
 # ----------------------------------------------------------------------- workers
@@ -189,7 +209,8 @@ def _open_folder(out: Path, variant: str, budget: Budget, restart: bool, command
     want = {"variant": variant, "budget": budget.to_json()}
     if meta_path.exists() and not restart:
         have = json.loads(meta_path.read_text(encoding="utf-8"))
-        old = {"variant": have.get("variant"), "budget": have.get("budget")}
+        # Folders from before the heuristic's games were added resume with none.
+        old = {"variant": have.get("variant"), "budget": {"heuristic_tries": 0, **(have.get("budget") or {})}}
         if old != want:
             raise ValueError(
                 f"{out} holds verdicts for {json.dumps(old)}, not {json.dumps(want)}; "
@@ -215,7 +236,7 @@ def source_version() -> str:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
             return ""
-        files = ["agents/search", "agents/hashing.py"]
+        files = ["agents/search", "agents/hashing.py", "agents/players/heuristic.py", "agents/players/weights.py"]
         dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *files], cwd=root, timeout=10).returncode
     except (OSError, subprocess.SubprocessError):
         return ""
@@ -454,6 +475,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--strategy", default="portfolio", help="portfolio, best, beam, dfs or prover (default: portfolio)"
     )
     parser.add_argument("--clock", default="wall", choices=("wall", "cpu"), help="clock of --seconds (default: wall)")
+    parser.add_argument(
+        "--heuristic-tries",
+        type=int,
+        default=8,
+        help="games the heuristic plays from each deal before the portfolio searches (default: 8; 0: none)",
+    )
     parser.add_argument("--workers", type=int, help="processes (default: every core)")
     parser.add_argument(
         "--ray",
@@ -482,6 +509,7 @@ def run_cli(args: Any) -> int:
         memory_mb=float(args.memory),
         strategy=args.strategy,
         clock=args.clock,
+        heuristic_tries=int(args.heuristic_tries),
     )
     try:
         result = solve_deals(

@@ -38,9 +38,10 @@ from numba import njit
 from agents.hashing import GOLDEN, mix, noise, table_contains, table_insert
 from forty_thieves_env.engine.actions import Kind, decode, first_column_move
 from forty_thieves_env.engine.cards import N_CARDS, N_RANKS
+from forty_thieves_env.engine.config import config_for
 from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.rules import apply_action, cards_home, fits, is_safe, legal_mask
-from forty_thieves_env.engine.variants import Variant
+from forty_thieves_env.engine.variants import Variant, get_variant
 
 from .base import BaseAgent, Observation
 from .view import determinizer
@@ -368,6 +369,50 @@ def rollout(s, cfg, w, table, seed, max_steps, max_idle, mask, scores, tmp):
             idle += 1
         home = h
     return home == N_CARDS, home, step
+
+
+@njit(cache=True)
+def play_line(s, cfg, w, table, seed, mask, scores, tmp, out):
+    """Play the heuristic from ``s`` (in place), writing its moves to ``out``.
+
+    The same choices as :func:`rollout`, without its idle limit: stops when won, stuck, when
+    only pointless or cycling moves are left, or after ``out.size`` moves. ``table`` is
+    cleared first. Returns ``(won, moves played)``.
+    """
+    table[:] = 0
+    n = 0
+    while n < out.size:
+        if cards_home(s) == N_CARDS:
+            break
+        if legal_mask(s, cfg, mask) == 0:
+            break
+        table_insert(table, visible_hash(s, cfg))
+        a, sc = choose(s, cfg, mask, w, table, seed + np.uint64(n) * GOLDEN, scores, tmp)
+        if sc <= POINTLESS:
+            break
+        apply_action(s, cfg, a)
+        out[n] = a
+        n += 1
+    return cards_home(s) == N_CARDS, n
+
+
+def heuristic_line(variant: str | Variant, state: np.ndarray, seed: int = 0, max_moves: int = 5000) -> list[int] | None:
+    """The actions of a game the heuristic wins from the state array ``state``, or ``None``.
+
+    One game with tie-breaking ``seed`` (see :func:`play_line`); ``state`` is not changed. A
+    won line is a certificate that the position is winnable, whatever the heuristic could
+    see: the solver's runs (:mod:`agents.evaluation.solving`) try a few seeds before searching.
+    """
+    v = get_variant(variant)
+    cfg = config_for(v)
+    s = np.array(state, dtype=np.int8)
+    mask = np.zeros(int(cfg[Cfg.N_ACTIONS]), dtype=np.bool_)
+    out = np.zeros(max_moves, dtype=np.int64)
+    won, n = play_line(
+        s, cfg, weights_array(v), np.zeros(1 << 14, dtype=np.uint64), seed_to_u64(seed), mask,
+        np.zeros(mask.size, dtype=np.float64), np.zeros_like(s), out,
+    )  # fmt: skip
+    return [int(a) for a in out[:n]] if won else None
 
 
 # --------------------------------------------------------------------------- agent

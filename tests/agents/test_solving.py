@@ -13,7 +13,9 @@ from agents.evaluation.solving import Budget, ReplayError, read_verdicts, replay
 from forty_thieves_env.text.game import deal
 
 # relaxed deals are mostly won within a few thousand positions; a node budget keeps it quick.
-SMALL = ["--variant", "relaxed", "--nodes", "200000", "--seconds", "20", "--memory", "256", "--workers", "1"]
+# No heuristic games first (they win nearly every relaxed deal), so that the solver runs.
+SMALL = ["--variant", "relaxed", "--nodes", "200000", "--seconds", "20", "--memory", "256", "--workers", "1",
+         "--heuristic-tries", "0"]  # fmt: skip
 
 
 def _solve(tmp_path, *extra: str) -> int:
@@ -137,3 +139,39 @@ def test_export_winnable(tmp_path):
         solving.export_winnable(tmp_path / "run", "1-3", path=tmp_path / "x.json.gz")
     with pytest.raises(ValueError, match="no verdict"):
         solving.export_winnable(tmp_path / "run", "32000-32005", path=tmp_path / "x.json.gz")
+
+
+def test_heuristic_games_come_first(tmp_path):
+    """Rank and File deal 7: the heuristic wins it with seed 0; ten positions of search do not."""
+    first = solving.solve_deal("rank_and_file", 7, Budget(nodes=10, seconds=30))
+    assert first["verdict"] == "won" and first["decided_by"] == "heuristic/seed 0"
+    assert first["nodes"] == len(first["moves"]) > 0
+    replay("rank_and_file", 7, first["moves"])
+    searched = solving.solve_deal("rank_and_file", 7, Budget(nodes=10, seconds=30, heuristic_tries=0))
+    assert searched["verdict"] == "unknown" and not searched["decided_by"].startswith("heuristic")
+    # only the portfolio plays them first
+    prover = solving.solve_deal("rank_and_file", 7, Budget(nodes=10, seconds=30, strategy="prover"))
+    assert prover["verdict"] == "unknown"
+    # through the command line, with the default tries, the row is written and replays
+    out = str(tmp_path / "rf")
+    code = main(["solve", "--variant", "rank_and_file", "--deals", "7", "--nodes", "10", "--memory", "64",
+                 "--workers", "1", "--out", out, "--quiet"])  # fmt: skip
+    assert code == 0
+    (row,) = read_verdicts(tmp_path / "rf" / "verdicts.jsonl").values()
+    assert row["verdict"] == "won" and row["decided_by"].startswith("heuristic/")
+    assert json.loads((tmp_path / "rf" / "meta.json").read_text())["budget"]["heuristic_tries"] == 8
+    with pytest.raises(ValueError, match="heuristic tries"):
+        Budget(heuristic_tries=-1).check()
+
+
+def test_folders_from_before_the_heuristic_games_resume_without_them(tmp_path):
+    assert _solve(tmp_path, "--deals", "32000") == 0
+    meta_path = tmp_path / "run" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    del meta["budget"]["heuristic_tries"]  # as written before the option existed
+    meta_path.write_text(json.dumps(meta))
+    assert _solve(tmp_path, "--deals", "32000-32001") == 0  # SMALL has --heuristic-tries 0
+    assert len(_rows(tmp_path)) == 2
+    with pytest.raises(ValueError, match="--restart"):
+        budget = Budget(nodes=200000, seconds=20, memory_mb=256)  # 8 tries: another budget
+        solve_deals("relaxed", "32000-32002", out=tmp_path / "run", budget=budget, workers=1, progress=False)
