@@ -80,7 +80,7 @@ class Budget:
     clock: str = "wall"
     #: Games the heuristic plays from the deal (tie-breaking seeds 0, 1, ...) before the
     #: portfolio searches; a won game is the deal's certificate. Portfolio only.
-    heuristic_tries: int = 8
+    heuristic_tries: int = 32
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in BUDGET_KEYS}
@@ -478,8 +478,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--heuristic-tries",
         type=int,
-        default=8,
-        help="games the heuristic plays from each deal before the portfolio searches (default: 8; 0: none)",
+        default=32,
+        help="games the heuristic plays from each deal before the portfolio searches (default: 32; 0: none)",
     )
     parser.add_argument("--workers", type=int, help="processes (default: every core)")
     parser.add_argument(

@@ -159,7 +159,7 @@ def test_heuristic_games_come_first(tmp_path):
     assert code == 0
     (row,) = read_verdicts(tmp_path / "rf" / "verdicts.jsonl").values()
     assert row["verdict"] == "won" and row["decided_by"].startswith("heuristic/")
-    assert json.loads((tmp_path / "rf" / "meta.json").read_text())["budget"]["heuristic_tries"] == 8
+    assert json.loads((tmp_path / "rf" / "meta.json").read_text())["budget"]["heuristic_tries"] == 32
     with pytest.raises(ValueError, match="heuristic tries"):
         Budget(heuristic_tries=-1).check()
 
@@ -173,5 +173,5 @@ def test_folders_from_before_the_heuristic_games_resume_without_them(tmp_path):
     assert _solve(tmp_path, "--deals", "32000-32001") == 0  # SMALL has --heuristic-tries 0
     assert len(_rows(tmp_path)) == 2
     with pytest.raises(ValueError, match="--restart"):
-        budget = Budget(nodes=200000, seconds=20, memory_mb=256)  # 8 tries: another budget
+        budget = Budget(nodes=200000, seconds=20, memory_mb=256)  # 32 tries: another budget
         solve_deals("relaxed", "32000-32002", out=tmp_path / "run", budget=budget, workers=1, progress=False)
