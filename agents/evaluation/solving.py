@@ -131,7 +131,7 @@ def solve_deal(variant: Any, deal_number: int, budget: Budget) -> dict[str, Any]
     (``decided_by`` ``heuristic/seed K``, ``nodes`` its moves). On Rank and File it wins many
     deals the searches do not (docs/solver.md).
     """
-    from agents.players.heuristic import heuristic_line
+    from agents.players.heuristic import heuristic_win
     from agents.search.solver import solve
     from forty_thieves_env.text.game import deal
     from forty_thieves_env.text.notation import format_move
@@ -139,18 +139,16 @@ def solve_deal(variant: Any, deal_number: int, budget: Budget) -> dict[str, Any]
     state = deal(variant, deal_number)
     tries = budget.heuristic_tries if budget.strategy == "portfolio" else 0
     if tries:
-        heuristic_line(state.variant, state.array, 0, max_moves=1)  # compiled before the clock starts
+        heuristic_win(state.variant, state.array, [0], max_moves=1)  # compiled before the clock starts
     now = time.perf_counter if budget.clock == "wall" else time.process_time
     t0 = now()
-    row: dict[str, Any] = {"deal": int(deal_number)}
-    for seed in range(tries):
-        line = heuristic_line(state.variant, state.array, seed)
-        if line is not None:
-            moves = [format_move(state.variant, a) for a in line]
-            seconds = now() - t0
-            row.update(verdict="won", moves=moves, nodes=len(line), states=0, seconds=round(seconds, 4))
-            return {**row, "reason": "", "decided_by": f"heuristic/seed {seed}"}
+    found = heuristic_win(state.variant, state.array, range(tries))
     spent = now() - t0
+    if found is not None:
+        seed, line = found
+        moves = [format_move(state.variant, a) for a in line]
+        return {"deal": int(deal_number), "verdict": "won", "moves": moves, "nodes": len(line), "states": 0,
+                "seconds": round(spent, 4), "reason": "", "decided_by": f"heuristic/seed {seed}"}  # fmt: skip
     r = solve(
         state,
         max_nodes=budget.nodes,
@@ -159,8 +157,16 @@ def solve_deal(variant: Any, deal_number: int, budget: Budget) -> dict[str, Any]
         strategy=budget.strategy,  # type: ignore[arg-type]
         clock=budget.clock,  # type: ignore[arg-type]
     )
-    row.update(verdict=r.verdict, moves=list(r.moves), nodes=int(r.nodes), states=int(r.states))
-    return {**row, "seconds": round(float(r.seconds + spent), 4), "reason": r.reason, "decided_by": r.decided_by}
+    return {
+        "deal": int(deal_number),
+        "verdict": r.verdict,
+        "moves": list(r.moves),
+        "nodes": int(r.nodes),
+        "states": int(r.states),
+        "seconds": round(float(r.seconds + spent), 4),
+        "reason": r.reason,
+        "decided_by": r.decided_by,
+    }
 
 
 # ----------------------------------------------------------------------- workers

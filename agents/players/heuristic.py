@@ -32,6 +32,8 @@ from a *determinized* state (:mod:`agents.players.view`) built from its observat
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 from numba import njit
 
@@ -340,12 +342,13 @@ def _leads_back(s, cfg, a, table, tmp):
 
 
 @njit(cache=True)
-def rollout(s, cfg, w, table, seed, max_steps, max_idle, mask, scores, tmp):
+def rollout(s, cfg, w, table, seed, max_steps, max_idle, mask, scores, tmp, out):
     """Play the heuristic from ``s`` (in place) until the game ends or looks over.
 
     Stops when won, stuck, only pointless or cycling moves are left, after ``max_steps``
     moves, or after ``max_idle`` moves in a row that neither sent a card home nor turned the
-    stock. ``table`` is cleared first. Returns ``(won, cards_home, moves played)``.
+    stock. ``table`` is cleared first. The moves are written to ``out`` as far as it holds
+    them (an empty ``out`` keeps none). Returns ``(won, cards_home, moves played)``.
     """
     table[:] = 0
     idle = 0
@@ -361,6 +364,8 @@ def rollout(s, cfg, w, table, seed, max_steps, max_idle, mask, scores, tmp):
         if sc <= POINTLESS:
             break
         apply_action(s, cfg, a)
+        if step < out.size:
+            out[step] = a
         step += 1
         h = cards_home(s)
         if h > home or a == 0:
@@ -371,48 +376,31 @@ def rollout(s, cfg, w, table, seed, max_steps, max_idle, mask, scores, tmp):
     return home == N_CARDS, home, step
 
 
-@njit(cache=True)
-def play_line(s, cfg, w, table, seed, mask, scores, tmp, out):
-    """Play the heuristic from ``s`` (in place), writing its moves to ``out``.
+def heuristic_win(
+    variant: str | Variant, state: np.ndarray, seeds: Iterable[int], max_moves: int = 5000
+) -> tuple[int, list[int]] | None:
+    """The first game the heuristic wins from the state array ``state``: ``(seed, actions)``.
 
-    The same choices as :func:`rollout`, without its idle limit: stops when won, stuck, when
-    only pointless or cycling moves are left, or after ``out.size`` moves. ``table`` is
-    cleared first. Returns ``(won, moves played)``.
-    """
-    table[:] = 0
-    n = 0
-    while n < out.size:
-        if cards_home(s) == N_CARDS:
-            break
-        if legal_mask(s, cfg, mask) == 0:
-            break
-        table_insert(table, visible_hash(s, cfg))
-        a, sc = choose(s, cfg, mask, w, table, seed + np.uint64(n) * GOLDEN, scores, tmp)
-        if sc <= POINTLESS:
-            break
-        apply_action(s, cfg, a)
-        out[n] = a
-        n += 1
-    return cards_home(s) == N_CARDS, n
-
-
-def heuristic_line(variant: str | Variant, state: np.ndarray, seed: int = 0, max_moves: int = 5000) -> list[int] | None:
-    """The actions of a game the heuristic wins from the state array ``state``, or ``None``.
-
-    One game with tie-breaking ``seed`` (see :func:`play_line`); ``state`` is not changed. A
-    won line is a certificate that the position is winnable, whatever the heuristic could
-    see: the solver's runs (:mod:`agents.evaluation.solving`) try a few seeds before searching.
+    One :func:`rollout` (no idle limit, at most ``max_moves`` moves) for each tie-breaking
+    seed in turn; ``None`` when none wins. ``state`` is not changed. A won line is a
+    certificate that the position is winnable, whatever the heuristic could see: the
+    solver's runs (:mod:`agents.evaluation.solving`) try a few seeds before searching.
     """
     v = get_variant(variant)
     cfg = config_for(v)
-    s = np.array(state, dtype=np.int8)
+    w = weights_array(v)
+    s = np.empty_like(state, dtype=np.int8)
     mask = np.zeros(int(cfg[Cfg.N_ACTIONS]), dtype=np.bool_)
+    scores = np.zeros(mask.size, dtype=np.float64)
+    tmp = np.zeros_like(s)
+    table = np.zeros(1 << 14, dtype=np.uint64)
     out = np.zeros(max_moves, dtype=np.int64)
-    won, n = play_line(
-        s, cfg, weights_array(v), np.zeros(1 << 14, dtype=np.uint64), seed_to_u64(seed), mask,
-        np.zeros(mask.size, dtype=np.float64), np.zeros_like(s), out,
-    )  # fmt: skip
-    return [int(a) for a in out[:n]] if won else None
+    for seed in seeds:
+        s[:] = state
+        won, _, n = rollout(s, cfg, w, table, seed_to_u64(seed), max_moves, max_moves + 1, mask, scores, tmp, out)
+        if won:
+            return int(seed), [int(a) for a in out[:n]]
+    return None
 
 
 # --------------------------------------------------------------------------- agent

@@ -65,13 +65,14 @@ def evaluate_candidates(states, cfg, cands, w, seed, max_steps, max_idle, wins, 
     while cap < 4 * max_steps:
         cap *= 2
     table = np.zeros(cap, dtype=np.uint64)
+    no_moves = np.empty(0, dtype=np.int64)  # the rollouts' moves are not kept
     for k in range(states.shape[0]):
         rseed = seed + np.uint64(k + 1) * GOLDEN
         for c in range(cands.shape[0]):
             for q in range(size):
                 s[q] = states[k, q]
             apply_action(s, cfg, cands[c])
-            won, h, _ = rollout(s, cfg, w, table, rseed, max_steps, max_idle, mask, scores, tmp)
+            won, h, _ = rollout(s, cfg, w, table, rseed, max_steps, max_idle, mask, scores, tmp, no_moves)
             wins[c] += won
             home[c] += h
 
