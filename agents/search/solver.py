@@ -164,9 +164,10 @@ PROVER_SHARE = 0.1
 #: The fraction of a time budget after which each best-first search (by name) takes at most
 #: ``LATE_SHARE`` of the time. On classic test deals 1..1000 (at 4de3c30) best-first won 326
 #: deals, 20 of them after a fifth of the budget, none after 6 s of 10, while the beam
-#: searches kept winning to the end: with their time given to the beam, classic deals
-#: 1..200 at 10 CPU-s gave 106 wins instead of 98 and Maria 168 instead of 153 (one win of
-#: best-first at 9.9 s lost in each), the losses unchanged (docs/solver.md).
+#: searches kept winning to the end: with their time given to the beam, the table of test
+#: deals 1..200 at 10 CPU-s gained wins in five presets (classic 106 instead of 98, Maria 166
+#: instead of 153; three wins of best-first, at 3.7-9.9 s, lost), the losses unchanged
+#: (docs/solver.md).
 BEST_FIRST_WINDOW = {"best/balanced": 0.1, "best/waste": 0.3}
 #: The most of the time a best-first search takes once past its window.
 LATE_SHARE = 0.1
