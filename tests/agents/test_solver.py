@@ -12,7 +12,7 @@ from agents.search import moves, prover, pruning, zobrist
 from agents.search.heuristics import HEURISTICS
 from agents.search.solver import BEST_FIRST_WINDOW, LATE_SHARE, PROVER_SHARE, SolveResult, _share_cap, solve
 from forty_thieves_env import GameState, Variant, deal, get_variant, parse_position
-from forty_thieves_env.engine.layout import Slot
+from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.engine.rules import apply_action
 
 STRATEGIES = ["portfolio", "best", "dfs", "prover"]
@@ -494,12 +494,16 @@ def test_share_caps_follow_the_time_budget():
     """The prover always takes at most its share; each best-first search takes all it is
     given until its window of the budget is over and at most ``LATE_SHARE`` after; the beam
     searches are never capped."""
-    assert _share_cap("prover", True, 0.0, 10.0) == PROVER_SHARE
-    assert _share_cap("prover", True, 9.0, 10.0) == PROVER_SHARE
+    assert _share_cap("prover", 0.0, 10.0) == PROVER_SHARE
+    assert _share_cap("prover", 9.0, 10.0) == PROVER_SHARE
     for name, window in BEST_FIRST_WINDOW.items():
-        assert _share_cap(name, False, 0.9 * window * 10.0, 10.0) == 1.0
-        assert _share_cap(name, False, 1.1 * window * 10.0, 10.0) == LATE_SHARE
-        assert _share_cap(name, False, 1.1 * window * 60.0, 60.0) == LATE_SHARE
-    assert _share_cap("beam/1024/waste", False, 9.9, 10.0) == 1.0
-    # The windows name the portfolio's best-first searches (``best/<heuristic>``), one each.
+        assert _share_cap(name, 0.9 * window * 10.0, 10.0) == 1.0
+        assert _share_cap(name, 1.1 * window * 10.0, 10.0) == LATE_SHARE
+        assert _share_cap(name, 1.1 * window * 60.0, 60.0) == LATE_SHARE
+    assert _share_cap("beam/1024/waste", 9.9, 10.0) == 1.0
+    # The caps go by the searches' names: the prover's, and the portfolio's best-first
+    # searches (``best/<heuristic>``), one window each.
     assert set(BEST_FIRST_WINDOW) == {f"best/{w}" for w in HEURISTICS}
+    state = deal("classic", 2)
+    z = zobrist.zobrist_for(int(state.cfg[Cfg.DEPTH]), int(state.cfg[Cfg.STOCK]))
+    assert prover.Prover(state, z, 2**24, 2000, True, 100).name == "prover"
