@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from conftest import winning_line
 
-from agents.search import moves, prover, pruning, zobrist
-from agents.search.heuristics import HEURISTICS
+from agents.search import beam, moves, prover, pruning, zobrist
+from agents.search.heuristics import HEURISTICS, heuristic
 from agents.search.solver import BEST_FIRST_WINDOW, LATE_SHARE, PROVER_SHARE, SolveResult, _share_cap, solve
 from forty_thieves_env import GameState, Variant, deal, get_variant, parse_position
 from forty_thieves_env.engine.layout import Cfg, Slot
-from forty_thieves_env.engine.rules import apply_action
+from forty_thieves_env.engine.rules import apply_action, legal_mask
 
 STRATEGIES = ["portfolio", "best", "dfs", "prover"]
 
@@ -123,6 +123,35 @@ def test_beam_wins_classic_deals_and_the_lines_replay(number):
     result = solve(state, strategy="beam", max_nodes=3_000_000, max_seconds=60)
     assert result.verdict == "won"
     assert replays_to_win(state, result)
+
+
+def test_beam_runs_every_heuristic_at_each_width_and_turns_score():
+    """Each width of the beam's schedule runs the four heuristics in turn, and the
+    ``+turns`` ones differ from their base by the turned stock cards alone."""
+    state = deal("classic", 2)
+    z = zobrist.zobrist_for(int(state.cfg[Cfg.DEPTH]), int(state.cfg[Cfg.STOCK]))
+    schedule = beam.Beam(state, z, 2**28, True).schedule
+    assert len(schedule) >= 2 * len(beam.BEAM_HEURISTICS)
+    for k, (width, weights) in enumerate(schedule):
+        assert width == 128 * 2 ** (k // len(beam.BEAM_HEURISTICS))
+        assert weights == beam.BEAM_HEURISTICS[k % len(beam.BEAM_HEURISTICS)]
+        assert weights in HEURISTICS
+    s = state.array.copy()
+    rng = random.Random(5)
+    mask = np.zeros(int(state.cfg[Cfg.N_ACTIONS]), dtype=bool)
+    seen_turns = set()
+    for _ in range(120):
+        for base in ("balanced", "waste"):
+            plus = HEURISTICS[base + "+turns"]
+            turned = int(state.cfg[Cfg.STOCK]) - int(s[Slot.STOCK_LEN])
+            diff = heuristic(s, state.cfg, plus) - heuristic(s, state.cfg, HEURISTICS[base])
+            assert diff == plus[7] * turned and plus[7] > 0
+            seen_turns.add(turned)
+        legal_mask(s, state.cfg, mask)
+        if not mask.any():
+            break
+        apply_action(s, state.cfg, rng.choice(np.flatnonzero(mask).tolist()))
+    assert len(seen_turns) > 5
 
 
 @pytest.mark.parametrize("number", [2, 7, 10, 13])
@@ -503,7 +532,8 @@ def test_share_caps_follow_the_time_budget():
     assert _share_cap("beam/1024/waste", 9.9, 10.0) == 1.0
     # The caps go by the searches' names: the prover's, and the portfolio's best-first
     # searches (``best/<heuristic>``), one window each.
-    assert set(BEST_FIRST_WINDOW) == {f"best/{w}" for w in HEURISTICS}
+    assert set(BEST_FIRST_WINDOW) == {"best/balanced", "best/waste"}
+    assert all(name[len("best/") :] in HEURISTICS for name in BEST_FIRST_WINDOW)
     state = deal("classic", 2)
     z = zobrist.zobrist_for(int(state.cfg[Cfg.DEPTH]), int(state.cfg[Cfg.STOCK]))
     assert prover.Prover(state, z, 2**24, 2000, True, 100).name == "prover"
