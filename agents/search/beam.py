@@ -16,7 +16,8 @@ from .moves import auto_safe, play_child, search_moves
 from .zobrist import child_hash, hash_parts, new_parts, state_hash
 
 #: The heuristics each width runs, in this order. Which deals a beam search wins changes
-#: a lot with its heuristic, so four at each width win more than two at twice the width:
+#: a lot with its heuristic, so in the same time four at each width win more than two
+#: (which reach twice the width):
 #: a beam search alone at 3 CPU-s wins 102 of classic deals 1..200 and 111 of validation
 #: deals 1001..1200 with these four, 99 and 109 with the first two; the portfolio at 10
 #: CPU-s wins 109 of 1..200, 106 with two (``docs/solver.md``).

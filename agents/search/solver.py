@@ -17,7 +17,7 @@ pruned graph and transposition table design:
 * ``dfs``: depth-first with an explicit stack, children ordered by the same heuristic;
   stores 16 bytes per position.
 * ``beam``: beam searches of growing width (128, 256, ... positions a layer, each width
-  with both heuristics in turn, each from the start with a fresh table, up to what the
+  with four heuristics in turn, each from the start with a fresh table, up to what the
   memory allows). A layer keeps only the best children of the one before, so a beam
   search cuts the space arbitrarily: it finds wins, often many times faster than
   best-first (greedy best-first stays committed to its early stock turns; a beam keeps
