@@ -20,7 +20,8 @@ from .zobrist import child_hash, hash_parts, new_parts, state_hash
 #: (which reach twice the width):
 #: a beam search alone at 3 CPU-s wins 102 of classic deals 1..200 and 111 of validation
 #: deals 1001..1200 with these four, 99 and 109 with the first two; the portfolio at 10
-#: CPU-s wins 109 of 1..200 and 118 of 1001..1200, 106 and 115 with two (``docs/solver.md``).
+#: CPU-s wins 109 of 1..200 and 118 of 1001..1200, 106 and 115 with two, but the same 508
+#: of 1..1000 (nine gained, nine lost): a small gain (``docs/solver.md``).
 BEAM_HEURISTICS = ("balanced", "waste", "balanced+turns", "waste+turns")
 
 
