@@ -21,12 +21,10 @@ from forty_thieves_env.engine.rules import fits
 #: search alone at 3 CPU-s wins 105 and 99 of classic deals 1..200 with and without, 108
 #: and 109 of validation deals 1001..1200) but each wins deals the other misses, so the beam
 #: searches run all four (``agents/search/beam.py``).
-HEURISTICS = {
-    "balanced": np.array([20, 20, 10, 3, 10, 2, 2, 0], dtype=np.int64),
-    "waste": np.array([10, 10, 3, 1, 20, 5, 1, 0], dtype=np.int64),
-    "balanced+turns": np.array([20, 20, 10, 3, 10, 2, 2, 4], dtype=np.int64),
-    "waste+turns": np.array([10, 10, 3, 1, 20, 5, 1, 10], dtype=np.int64),
-}
+HEURISTICS = {}
+for _name, _w in {"balanced": [20, 20, 10, 3, 10, 2, 2], "waste": [10, 10, 3, 1, 20, 5, 1]}.items():
+    HEURISTICS[_name] = np.array([*_w, 0], dtype=np.int64)
+    HEURISTICS[_name + "+turns"] = np.array([*_w, 2 * _w[5]], dtype=np.int64)
 
 
 @njit(cache=True, inline="always")

@@ -145,7 +145,8 @@ def test_beam_runs_every_heuristic_at_each_width_and_turns_score():
             plus = HEURISTICS[base + "+turns"]
             turned = int(state.cfg[Cfg.STOCK]) - int(s[Slot.STOCK_LEN])
             diff = heuristic(s, state.cfg, plus) - heuristic(s, state.cfg, HEURISTICS[base])
-            assert diff == plus[7] * turned and plus[7] > 0
+            assert diff == plus[7] * turned and plus[7] == 2 * HEURISTICS[base][5] > 0
+            assert (plus[:7] == HEURISTICS[base][:7]).all() and HEURISTICS[base][7] == 0
             seen_turns.add(turned)
         legal_mask(s, state.cfg, mask)
         if not mask.any():
