@@ -28,11 +28,14 @@ def run_bench(
     config: str | None = None,
     config_timesteps: int = 16384,
     ppo: bool = True,
+    trainers: bool = True,
+    trainer_rounds: int = 3,
     seed: int = 0,
     echo: Callable[[str], None] | None = None,
 ) -> list[Row]:
     """The env rows (:mod:`agents.evaluation.bench`), then with ``ppo`` the training rows
-    (:mod:`agents.training.throughput`); ``echo`` gets each row as it is done."""
+    (:mod:`agents.training.throughput`; with ``trainers`` MaskablePPO and TorchPPO paired on the
+    config, ``trainer_rounds`` turns each); ``echo`` gets each row as it is done."""
     import forty_thieves_env  # noqa: F401 (registers the ids)
 
     rows: list[Row] = []
@@ -47,12 +50,15 @@ def run_bench(
     add(bench_native(env_id, num_envs, seconds, 1, seed))
     add(bench_native(env_id, num_envs, seconds, None, seed))
     if ppo:
-        from agents.training.throughput import config_rows, fixed_rows
+        from agents.training.throughput import config_rows, fixed_rows, trainer_rows
 
         for row in fixed_rows(env_id, ppo_envs, ppo_timesteps, ppo_n_steps, seed):
             add(row)
         for row in config_rows(env_id, config_timesteps, config, seed):
             add(row)
+        if trainers:
+            for row in trainer_rows(env_id, config_timesteps, config, seed, rounds=trainer_rounds):
+                add(row)
     return rows
 
 
@@ -92,6 +98,14 @@ def summary(rows: Sequence[Row]) -> list[str]:
         )
         verdict = "met" if cfg.rate >= 30_000 else "NOT met"
         lines.append(f"target config training >= 30,000 steps/s: {cfg.rate:,.0f} ({verdict})")
+    sb3, ours = ppo.get("MaskablePPO, paired"), next((r for r in rows if r.name == "TorchPPO, paired"), None)
+    if sb3 and ours:
+        ratio = ours.rate / sb3.rate
+        lines.append(
+            f"TorchPPO / MaskablePPO on the config's network and games: {ratio:.2f}x"
+            f" ({ours.rate:,.0f} vs {sb3.rate:,.0f} steps/s, taking turns; target >= 2x on 2 cores,"
+            f" {'met' if ratio >= 2 else 'NOT met'})"
+        )
     return lines
 
 
@@ -112,7 +126,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config-timesteps", type=int, default=16384, help="timed steps per 'config' row (default: 16384)"
     )
-    parser.add_argument("--no-ppo", action="store_true", help="skip the MaskablePPO and config rows")
+    parser.add_argument("--no-ppo", action="store_true", help="skip the MaskablePPO, config and trainer rows")
+    parser.add_argument("--no-trainers", action="store_true", help="skip the paired MaskablePPO/TorchPPO rows")
+    parser.add_argument("--trainer-rounds", type=int, default=3, help="turns each paired trainer takes (default: 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of deals and actions (default: 0)")
 
 
@@ -143,6 +159,8 @@ def run_cli(args: argparse.Namespace) -> int:
         config=args.config,
         config_timesteps=args.config_timesteps,
         ppo=not args.no_ppo,
+        trainers=not args.no_trainers,
+        trainer_rounds=args.trainer_rounds,
         seed=args.seed,
         echo=lambda line: print(line, flush=True),
     )

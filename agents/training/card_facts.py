@@ -30,6 +30,7 @@ column (a run's base card and the card it uncovers).
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -198,3 +199,121 @@ def card_facts(
         for k in range(waste_cards):
             x = waste[i, t - 1 - k] if k < t else NO_CARD
             _facts(dist, fit, out, x, g, 11 + 4 * k, base + k * CARD_ROWS)
+
+
+# ------------------------------------------------------------------------ the same in torch
+
+
+def _code_tables(alternate: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(52, 2)`` codes each card may be built on (54: none) and ``(52, 4)`` foundation piles
+    holding its builders (8: none), for the build rule (:func:`neighbours`' suits)."""
+    onto = np.full((52, 2), N_OBS_CODES, np.int64)
+    piles = np.full((52, 4), 8, np.int64)
+    for x in range(52):
+        suit, rank = divmod(x, N_RANKS)
+        suits = ((2, 3) if suit < 2 else (0, 1)) if alternate else (suit,)
+        if rank < N_RANKS - 1:
+            onto[x, : len(suits)] = [s * N_RANKS + rank + 1 for s in suits]
+        piles[x, : 2 * len(suits)] = [2 * s + k for s in suits for k in (0, 1)]
+    return onto, piles
+
+
+def card_facts_torch(
+    tableau: Any,
+    waste: Any,
+    heights: Any,
+    counts: Any,
+    alternate: bool,
+    top_cards: int,
+    waste_cards: int,
+    slots: int,
+    redeal_rows: int,
+) -> tuple[Any, Any, Any]:
+    """:func:`card_facts` in torch, on the observations' device: the same rows, with no host round trip.
+
+    Args:
+        tableau, waste, heights, counts: The ``Dict`` observation's fields, ``(B, C, D)``,
+            ``(B, T)``, ``(B, 8)``, ``(B, 2)`` (any integer or float dtype holding the codes).
+        alternate: The build rule (``build="alternate"``; else by suit).
+        top_cards, waste_cards, slots, redeal_rows: As :func:`card_facts`.
+
+    Returns:
+        ``(B, C, 4 * top_cards + 5)``, ``(B, 11 + 4 * waste_cards)`` and ``(B, C, slots, 4)``
+        ``int64`` rows, equal to :func:`card_facts`' (a test holds them to it).
+    """
+    import torch
+
+    dev = tableau.device
+    tab = tableau.long()
+    b, c, d = tab.shape
+    t = waste.shape[1]
+    h = heights.long()  # (B, 8)
+    onto_np, piles_np = _code_tables(alternate)
+    onto, piles = torch.as_tensor(onto_np, device=dev), torch.as_tensor(piles_np, device=dev)
+    ranks = torch.arange(N_RANKS, device=dev)
+
+    # Every code's facts in this position: (B, 54) each.
+    need = ranks.view(1, 1, N_RANKS, 1) - h.view(b, 4, 1, 2)  # (B, 4, 13, 2): cards before it on each pile
+    dist = torch.where(need >= 0, need, torch.full_like(need, N_RANKS)).amin(-1).reshape(b, 52)
+    length = (tab != NO_CARD).sum(-1)  # (B, C)
+    k = torch.arange(d, device=dev)
+    pos = length.unsqueeze(-1) - 1 - k  # (B, C, D): slot k from the top
+    top = tab.gather(2, pos.clamp(min=0))
+    top = torch.where(pos >= 0, top, torch.full_like(top, NO_CARD))  # (B, C, D) top first
+    present = torch.zeros(b, N_OBS_CODES + 1, dtype=torch.bool, device=dev)
+    present.scatter_(1, top[:, :, 0], True)
+    present[:, FACE_DOWN] = False
+    present[:, NO_CARD] = False  # column 54 (a code's missing second target) stays False too
+    fit = present[:, onto].any(-1).long()  # (B, 52)
+    card_rank = ranks.repeat(4)  # (52,)
+    hp = torch.cat([h, h.new_full((b, 1), N_RANKS)], 1)  # pile 8: never below a rank
+    out = (hp[:, piles] < card_rank.view(1, -1, 1)).sum(-1).clamp(max=4)
+    out = torch.where(card_rank == 0, torch.zeros_like(out), out)
+    special = torch.tensor([[N_RANKS + 1, N_RANKS + 2], [2, 2], [5, 5]], device=dev)
+    dist = torch.cat([dist, special[0].expand(b, 2)], 1)
+    fit = torch.cat([fit, special[1].expand(b, 2)], 1)
+    out = torch.cat([out, special[2].expand(b, 2)], 1)
+    starts = torch.as_tensor(FACT_STARTS, device=dev)
+
+    def facts(codes: torch.Tensor) -> torch.Tensor:  # (B, ...) codes -> (B, ..., 4) rows within a card block
+        flat = codes.reshape(b, -1)
+        rows = torch.stack([flat, dist.gather(1, flat), fit.gather(1, flat), out.gather(1, flat)], -1)
+        return (rows + starts).reshape(*codes.shape, 4)
+
+    blocks = torch.arange(top_cards, device=dev).view(1, 1, -1, 1) * CARD_ROWS
+    col_cards = (facts(top[:, :, :top_cards]) + blocks).reshape(b, c, 4 * top_cards)
+    slot = facts(top[:, :, :slots]) if slots > 0 else tab.new_zeros(b, c, 0, 4)
+    # The ordered run on top: slot k+1 lies under slot k and k is built on it, from the top down.
+    x, under = top[:, :, :-1], top[:, :, 1:]
+    built = (x < N_CODES) & (under < N_CODES) & (x % N_RANKS != N_RANKS - 1)
+    built &= (onto[x.clamp(max=51)] == under.unsqueeze(-1)).any(-1)
+    run = torch.where(length > 0, 1 + built.long().cumprod(-1).sum(-1), torch.zeros_like(length))
+    # The dig card: the smallest distance, then the shallowest (an empty column: 15 at depth 0).
+    key = (dist.gather(1, top.reshape(b, -1)).reshape(b, c, d) * d + k).amin(-1)
+    down = (tab == FACE_DOWN).sum(-1)
+    o_run = top_cards * CARD_ROWS
+    o_dig = o_run + d + 1
+    o_depth = o_dig + N_DIST
+    o_len = o_depth + d
+    o_down = o_len + d + 1
+    extra = torch.stack([o_run + run, o_dig + key // d, o_depth + key % d, o_len + length, o_down + down], -1)
+    col = torch.cat([col_cards, extra], -1)
+
+    wcodes = waste.long()
+    k_w = torch.arange(waste_cards, device=dev)
+    wtop = torch.where(k_w < t, wcodes[:, (t - 1 - k_w).clamp(min=0)], torch.full_like(k_w, NO_CARD).expand(b, -1))
+    base = 8 * (N_RANKS + 1)
+    n_waste = (wcodes != NO_CARD).sum(-1, keepdim=True)
+    table = torch.cat(
+        [
+            torch.arange(8, device=dev) * (N_RANKS + 1) + h,
+            base + counts[:, :1].long(),
+            base + t + 1 + counts[:, 1:2].long(),
+            base + t + 1 + redeal_rows + n_waste,
+        ],
+        1,
+    )
+    w_base = base + 2 * (t + 1) + redeal_rows
+    wrows = facts(wtop) + w_base + k_w.view(1, -1, 1) * CARD_ROWS  # (B, W, 4)
+    glob = torch.cat([table, wrows.reshape(b, -1)], 1)
+    return col, glob, slot

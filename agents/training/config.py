@@ -196,10 +196,10 @@ class Imitation(_Strict):
 class TrainConfig(_Strict):
     """One training run's settings (one section of a config file after merging ``default``)."""
 
-    algo: Literal["MaskablePPO"] = "MaskablePPO"
+    algo: Literal["MaskablePPO", "TorchPPO"] = "MaskablePPO"  # TorchPPO: games, rollouts, updates on the device
     policy: Literal["MultiInputPolicy", "MlpPolicy"] = "MultiInputPolicy"
     n_timesteps: int = Field(1_000_000, ge=1)
-    n_envs: int = Field(8, ge=1, le=4096)
+    n_envs: int = Field(8, ge=1, le=1_048_576)
     vec_env: Literal["auto", "native", "dummy", "subproc"] = "auto"
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
     learning_rate: Schedule = "lin_3e-4"
@@ -209,6 +209,7 @@ class TrainConfig(_Strict):
     gamma: float = Field(0.99, gt=0, le=1)
     gae_lambda: float = Field(0.95, ge=0, le=1)
     clip_range: Schedule = 0.2
+    clip_range_vf: Schedule | None = None  # clip value updates around the rollout's values (null: no clipping)
     ent_coef: float = Field(0.01, ge=0)
     vf_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(0.5, gt=0)
@@ -227,10 +228,11 @@ class TrainConfig(_Strict):
     torch_threads: int = Field(2, ge=0)
     device: Literal["cpu", "cuda", "auto"] = "cpu"
 
-    @field_validator("learning_rate", "clip_range")
+    @field_validator("learning_rate", "clip_range", "clip_range_vf")
     @classmethod
-    def _schedule(cls, v: Schedule) -> Schedule:
-        parse_schedule(v)
+    def _schedule(cls, v: Schedule | None) -> Schedule | None:
+        if v is not None:
+            parse_schedule(v)
         return v
 
     @field_validator("env_kwargs")
@@ -253,6 +255,8 @@ def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
         out.append(("policy", "MlpPolicy needs env_kwargs.observation: flat (dict observations need MultiInputPolicy)"))
     if config.policy == "MultiInputPolicy" and observation == "flat":
         out.append(("policy", "env_kwargs.observation flat needs policy MlpPolicy"))
+    if config.algo == "TorchPPO" and config.vec_env in ("dummy", "subproc"):
+        out.append(("vec_env", f"{config.vec_env} is an SB3 VecEnv; TorchPPO steps its own batch of games (auto)"))
     name = config.policy_kwargs.features_extractor
     # The lookup_scorer's logits read a player's fields only, so it may train on the oracle
     # observation (its value then reads the stock: critic_stock); the other networks would

@@ -52,9 +52,10 @@ from torch.nn import functional as F
 
 from forty_thieves_env.engine.actions import n_actions_for
 from forty_thieves_env.engine.cards import N_RANKS
+from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.envs.observation import FACE_DOWN, NO_CARD, O_NAMES, O_STOCK
 
-from .card_facts import CARD_ROWS, build_config, card_facts, column_rows, global_rows
+from .card_facts import CARD_ROWS, build_config, card_facts, card_facts_torch, column_rows, global_rows
 from .scorer_policy import ScorerPolicy
 
 
@@ -93,7 +94,13 @@ class _RowSum(torch.autograd.Function):
 
 
 def row_sum(rows: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
-    """``(N, H)``: the sum of ``table``'s rows named by ``rows`` ``(N, F) long``."""
+    """``(N, H)``: the sum of ``table``'s rows named by ``rows`` ``(N, F)`` (``int64`` or ``int32``).
+
+    On the CPU the gradient is added by compiled code (:class:`_RowSum`); on a GPU torch's own
+    ``embedding_bag`` backward runs there (no host round trip).
+    """
+    if table.is_cuda:
+        return F.embedding_bag(rows, table, mode="sum")
     return _RowSum.apply(rows, table)
 
 
@@ -190,13 +197,31 @@ class LookupScorer(BaseFeaturesExtractor):
             if layer.bias is not None:
                 nn.init.zeros_(layer.bias)
 
-    def facts(self, observations: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def facts(
+        self, observations: dict[str, torch.Tensor], in_torch: bool | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The lookup rows of a batch (:func:`agents.training.card_facts.card_facts`).
+
+        On the CPU one compiled kernel computes them; on a GPU (or with ``in_torch``) the same
+        rows come from torch on the observations' device
+        (:func:`~agents.training.card_facts.card_facts_torch`), never crossing to the host.
 
         Returns:
             ``(B, C, F)`` rows of the columns' table, ``(B, G)`` rows of the table's, and
             ``(B, C, S, 4)`` card facts of the run slots (``S`` 0 without run moves); ``long``.
         """
+        if in_torch or (in_torch is None and observations["tableau"].is_cuda):
+            return card_facts_torch(
+                observations["tableau"],
+                observations["waste"],
+                observations["foundations"],
+                observations["counts"],
+                bool(self.cfg[Cfg.ALTERNATE]),
+                self.top_cards,
+                self.waste_cards,
+                self.slots,
+                self.redeal_rows,
+            )
         obs = {
             k: observations[k].detach().cpu().numpy().astype(np.int64)
             for k in ("tableau", "waste", "foundations", "counts")
@@ -222,8 +247,25 @@ class LookupScorer(BaseFeaturesExtractor):
         device = observations["tableau"].device
         return (torch.from_numpy(col).to(device), torch.from_numpy(glob).to(device), torch.from_numpy(slot).to(device))
 
-    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+    def encode(self, observations: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The integer inputs of :meth:`forward_encoded`: the facts' table rows, and with an
+        asymmetric critic the stock's rows (``long``; nothing here carries a gradient).
+
+        A trainer may keep these instead of the observations: a rollout's samples are then
+        encoded once, when they are played, not again at every pass of the update.
+        """
         col, gidx, slot = self.facts(observations)
+        out = {"col": col, "glob": gidx, "slot": slot}
+        if self.critic_stock and "stock" in observations:  # absent at play time and in imitation data
+            out["stock"] = self.stock_rows(observations)
+        return out
+
+    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.forward_encoded(self.encode(observations))
+
+    def forward_encoded(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """``(B, n_actions + value_dim)``: the logits and value features from :meth:`encode`'s rows."""
+        col, gidx, slot = inputs["col"], inputs["glob"], inputs["slot"]
         b, c = col.shape[:2]
         bag_c = row_sum(col.reshape(b * c, -1), self.col_table).reshape(b, c, -1)  # (B, C, H)
 
@@ -252,8 +294,8 @@ class LookupScorer(BaseFeaturesExtractor):
         logits = torch.cat([stock, waste_col, home, col_col], dim=1)  # codec order (actions.py)
 
         value = self.value_cols(x.sum(1)) + self.value_glob(g)  # (B, V)
-        if self.critic_stock and "stock" in observations:  # absent at play time and in imitation data
-            value = value + row_sum(self.stock_rows(observations), self.stock_table)
+        if "stock" in inputs:
+            value = value + row_sum(inputs["stock"], self.stock_table)
         return torch.cat([logits, torch.relu(value)], dim=1)
 
     def stock_rows(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:

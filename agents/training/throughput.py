@@ -11,6 +11,9 @@ The training rows of ``forty-thieves bench`` (:mod:`agents.cli.bench`):
   ``forty-thieves train CONFIG`` builds them (policy, network, ``n_envs``, ``n_steps``,
   ``batch_size``, ``n_epochs``, torch threads; no evaluations or checkpoints), and the same
   model on a trivial env: end-to-end training speed, and what the policy alone costs.
+* **MaskablePPO / TorchPPO, paired**: the two trainers on the config's network, games and
+  settings, taking turns in one process (:func:`trainer_rows`): their ratio is the trainer's
+  own gain, what the machine's load does falls on both.
 """
 
 from __future__ import annotations
@@ -185,3 +188,67 @@ def config_rows(env_id: str, timesteps: int, config_path: str | Path | None = No
         timer = _timer_wrapper(env)
         yield _time_learn(name, build_model(config, timer, seed, env_id), timer, timesteps, "1+torch")
     venv.close()
+
+
+def trainer_rows(
+    env_id: str, timesteps: int, config_path: str | Path | None = None, seed: int = 0, rounds: int = 3
+) -> Iterator[Row]:
+    """MaskablePPO and TorchPPO on the config's network, games and settings, timed side by side.
+
+    Both train from the same fresh weights (no evaluations or checkpoints), MaskablePPO on the
+    native SB3 VecEnv as ``forty-thieves train`` builds it, TorchPPO on its own batch of games.
+    After one untimed rollout and update each (warm-up), they take turns, ``rounds`` times
+    ``timesteps`` steps each (at least one rollout), so that a machine's drift in speed falls on
+    both alike; each row is the sum of its turns. Rows: ``MaskablePPO, paired`` and
+    ``TorchPPO, paired``; the note says TorchPPO's share of its time spent collecting.
+    """
+    import torch
+
+    from forty_thieves_env.envs.torch_games import TorchGames
+
+    from .torch_ppo import TorchPPO
+    from .torch_run import model_container, settings_of, training_device
+
+    env_id, config = load_config(config_path or DEFAULT_CONFIG, env_id, ["imitation=null"])
+    set_threads(config)
+    torch.distributions.Distribution.set_default_validate_args(False)
+    rollout = config.n_steps * config.n_envs
+    per_turn = max(1, -(-timesteps // rollout)) * rollout
+    # MaskablePPO, as forty-thieves train builds it.
+    venv = make_train_env(env_id, config, seed)
+    sb3 = build_model(config, venv, seed, env_id)
+    sb3.learn(rollout)
+    # TorchPPO from the same weights.
+    device = training_device(config.device)
+    container = model_container(config, env_id, device)
+    container.policy.load_state_dict(sb3.policy.state_dict())
+    games = TorchGames(config.n_envs, env_id, device=device, seed=seed, num_threads=1, **config.env_kwargs)
+    games.reset()
+    ppo = TorchPPO(container.policy, games, settings_of(config), seed=seed)
+    ppo.collect()
+    ppo.update(1.0)
+    wall = {"MaskablePPO": 0.0, "TorchPPO": 0.0}
+    cpu = dict(wall)
+    collect = 0.0
+    for _ in range(rounds):
+        t0, c0 = time.perf_counter(), time.process_time()
+        sb3.learn(per_turn, reset_num_timesteps=False)
+        wall["MaskablePPO"] += time.perf_counter() - t0
+        cpu["MaskablePPO"] += time.process_time() - c0
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(per_turn // rollout):
+            t1 = time.perf_counter()
+            ppo.collect()
+            collect += time.perf_counter() - t1
+            ppo.update(1.0)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        wall["TorchPPO"] += time.perf_counter() - t0
+        cpu["TorchPPO"] += time.process_time() - c0
+    venv.close()
+    threads = f"1+{config.torch_threads}"
+    steps = rounds * per_turn
+    yield Row("MaskablePPO, paired", config.n_envs, threads, steps, wall["MaskablePPO"], cpu["MaskablePPO"], "cpu")
+    share = 100 * collect / max(wall["TorchPPO"], 1e-9)
+    note = f"{device}, collect {share:.0f} %"
+    yield Row("TorchPPO, paired", config.n_envs, threads, steps, wall["TorchPPO"], cpu["TorchPPO"], note)

@@ -96,6 +96,7 @@ def build_model(config: TrainConfig, venv: Any, seed: int, env_id: str | None = 
         venv,
         learning_rate=parse_schedule(config.learning_rate),
         clip_range=parse_schedule(config.clip_range),
+        clip_range_vf=None if config.clip_range_vf is None else parse_schedule(config.clip_range_vf),
         policy_kwargs=policy_kwargs_for(config.policy_kwargs, env_id),
         seed=seed,
         verbose=0,
@@ -103,14 +104,13 @@ def build_model(config: TrainConfig, venv: Any, seed: int, env_id: str | None = 
     )
 
 
-def load_weights(model: Any, source: str, log: Callable[[str], None]) -> None:
-    """Copy into ``model``'s policy the weights of the model at ``source`` that it has too.
+def shared_weights(model: Any, source: str) -> tuple[Path, dict[str, Any]]:
+    """The model file at ``source`` and those of its policy's tensors that ``model``'s policy has too.
 
-    ``source`` is a model ``.zip``, a run folder or a shipped name. Parameters the source lacks
-    (an asymmetric critic's stock table, say) keep their fresh initialisation; a parameter
-    of another shape is refused, naming it. Adam's moments are not copied.
+    Raises:
+        ValueError: a tensor of another shape (naming it and both shapes), or a source that
+            shares no tensor with the model (another network altogether).
     """
-    import torch
     from stable_baselines3.common.save_util import load_from_zip_file
 
     from agents.players.shipped import resolve_model
@@ -126,6 +126,47 @@ def load_weights(model: Any, source: str, log: Callable[[str], None]) -> None:
             f"init_model {source!r}: {k} has shape {tuple(theirs[k].shape)} there and {tuple(mine[k].shape)} here"
         )
     shared = {k: v for k, v in theirs.items() if k in mine}
+    if not shared:
+        raise ValueError(
+            f"init_model {source!r}: its network ({', '.join(sorted(theirs)[:3])}, ...) shares no weights with "
+            f"this config's ({', '.join(sorted(mine)[:3])}, ...): another network"
+        )
+    return path, shared
+
+
+def check_init_model(config: TrainConfig, env_id: str) -> None:
+    """Refuse an ``init_model`` whose network does not fit the config's, before anything is written."""
+    from .torch_run import model_container
+
+    shared_weights(model_container(config, env_id, "cpu"), str(config.init_model))
+
+
+def check_device(config: TrainConfig) -> None:
+    """Refuse a ``device`` this machine cannot train on, before anything is written (the
+    message names what is missing)."""
+    import torch
+
+    if config.algo == "TorchPPO":
+        from forty_thieves_env.envs.torch_games import torch_device
+
+        from .torch_run import training_device
+
+        torch_device(training_device(config.device))
+    elif config.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: cuda, but torch sees no CUDA GPU (a CUDA build of torch and an NVIDIA driver)")
+
+
+def load_weights(model: Any, source: str, log: Callable[[str], None]) -> None:
+    """Copy into ``model``'s policy the weights of the model at ``source`` that it has too.
+
+    ``source`` is a model ``.zip``, a run folder or a shipped name. Parameters the source lacks
+    (an asymmetric critic's stock table, say) keep their fresh initialisation; a parameter
+    of another shape is refused, naming it (:func:`shared_weights`). Adam's moments are not copied.
+    """
+    import torch
+
+    path, shared = shared_weights(model, source)
+    mine = model.policy.state_dict()
     with torch.no_grad():
         model.policy.load_state_dict(shared, strict=False)
     fresh = sorted(set(mine) - set(shared))
@@ -193,6 +234,7 @@ def train(
         checkpoint = find_last_checkpoint(run_dir)
         if checkpoint is None:
             raise ValueError(f"{run_dir} has no checkpoint to resume from (checkpoints/{CHECKPOINT_PREFIX}_*.zip)")
+        check_device(config)
     else:
         if config_path is None:
             raise ValueError("give a config file (configs/ppo.yaml) or --resume RUN_FOLDER")
@@ -204,6 +246,8 @@ def train(
                 resolve_model(config.init_model)
             except ValueError as err:
                 raise ValueError(f"init_model: {err}") from None
+            check_init_model(config, env_id)
+        check_device(config)
         run_dir = new_run_dir(Path(runs_dir), env_id, config, name)
         checkpoint = None
 
@@ -216,6 +260,11 @@ def train(
     record_command(run_dir, line)
     (run_dir / "versions.json").write_text(json.dumps(library_versions(), indent=1) + "\n", encoding="utf-8")
     set_threads(config)
+    if config.algo == "TorchPPO":
+        _train_torch(run_dir, env_id, config, checkpoint, progress, verbose, log)
+        if final_eval and config.final_eval_episodes > 0:
+            log(final_evaluation(run_dir, env_id, config))
+        return run_dir
 
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
@@ -306,6 +355,27 @@ def train(
         summary = final_evaluation(run_dir, env_id, config)
         log(summary)
     return run_dir
+
+
+def _train_torch(
+    run_dir: Path,
+    env_id: str,
+    config: TrainConfig,
+    checkpoint: Path | None,
+    progress: bool,
+    verbose: bool,
+    log: Callable[[str], None],
+) -> None:
+    """A TorchPPO run (:mod:`.torch_run`), with the same warm starts as MaskablePPO's."""
+    from .torch_run import train_torch
+
+    def prepare(model: Any) -> None:
+        if config.init_model is not None:
+            load_weights(model, config.init_model, log)
+        if config.imitation is not None:
+            warm_start(model, env_id, config, run_dir, log)
+
+    train_torch(run_dir, env_id, config, checkpoint, progress=progress, verbose=verbose, log=log, prepare=prepare)
 
 
 def warm_start(model: Any, env_id: str, config: TrainConfig, run_dir: Path, log: Callable[[str], None]) -> None:

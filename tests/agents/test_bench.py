@@ -33,7 +33,8 @@ def one_torch_thread():
 
 def test_bench_command_prints_the_table(capsys, one_torch_thread) -> None:
     args = ["bench", "--seconds", "0.2", "--num-envs", "600", "--sync-envs", "2", "--ppo-envs", "2"]
-    assert main([*args, "--ppo-timesteps", "64", "--ppo-n-steps", "16", "--config-timesteps", "64"]) == 0
+    args += ["--ppo-timesteps", "64", "--ppo-n-steps", "16", "--config-timesteps", "64", "--no-trainers"]
+    assert main(args) == 0
     out = capsys.readouterr().out
     table = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| measurement")]
     assert [line.split("|")[1].strip() for line in table] == [ROWS[0], ROWS[1], ROWS[2], ROWS[2], *ROWS[3:]]
@@ -85,3 +86,27 @@ def test_summary_verdicts() -> None:
     text = "\n".join(summary(slow))
     assert "config training >= 30,000 steps/s: 4,600 (NOT met)" in text
     assert "1,500,000 (NOT met)" in text and "20,000 (NOT met)" in text and "40.0 % (NOT met)" in text
+
+
+def test_bench_pairs_the_two_trainers_on_a_config(capsys, one_torch_thread, tmp_path) -> None:
+    config = tmp_path / "tiny.yaml"
+    config.write_text(
+        "default:\n  n_envs: 4\n  n_steps: 16\n  batch_size: 32\n  n_epochs: 1\n  torch_threads: 1\n"
+        "  policy_kwargs: {features_extractor: lookup_scorer, features_extractor_kwargs: {hidden: 8}}\n"
+        "FortyThieves-v0: {}\n"
+    )
+    args = ["bench", "--seconds", "0.1", "--num-envs", "16", "--sync-envs", "2", "--ppo-envs", "2"]
+    args += ["--ppo-timesteps", "32", "--ppo-n-steps", "16", "--config", str(config), "--config-timesteps", "64"]
+    assert main([*args, "--trainer-rounds", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    for name in ("MaskablePPO, paired", "TorchPPO, paired"):
+        assert int(rows[name].split("|")[4].replace(",", "")) == 2 * 64, name  # two turns of one rollout each
+    assert re.search(r"TorchPPO / MaskablePPO on the config's network and games: \d+\.\d\dx", out)
+
+
+def test_summary_states_the_trainer_ratio() -> None:
+    rows = [_row("gym.make (one env)", 60_000), _row("MaskablePPO, paired", 40_000), _row("TorchPPO, paired", 90_000)]
+    line = next(x for x in summary(rows) if x.startswith("TorchPPO / MaskablePPO"))
+    assert line.startswith("TorchPPO / MaskablePPO on the config's network and games: 2.25x (90,000 vs 40,000")
+    assert line.endswith("target >= 2x on 2 cores, met)")

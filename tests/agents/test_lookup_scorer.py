@@ -253,3 +253,58 @@ def test_critic_stock_needs_the_oracle_observation() -> None:
     env = gym.make("FortyThieves-v0")
     with pytest.raises(ValueError, match="oracle"):
         LookupScorer(env.observation_space, critic_stock=8)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("FortyThieves-v0", {}),
+        ("FortyThieves-v0", {"top_cards": 5, "waste_cards": 4}),
+        ("FortyThieves-Streets-v0", {}),
+        ("FortyThieves-Relaxed-v0", {"waste_cards": 1}),
+        ("FortyThieves-RankAndFile-v0", {"top_cards": 2}),
+        ("FortyThieves-Josephine-v0", {}),
+    ],
+)
+def test_facts_in_torch_are_the_compiled_facts(env_id: str, kwargs: dict) -> None:
+    """The pure-torch facts (what a GPU computes) give the compiled kernel's rows exactly, on
+    positions from the deal to deep into games (empty columns, long runs, face-down cards)."""
+    net = _scorer(env_id, **kwargs)
+    obs = {**_observations(env_id, n=24, moves=200), **_observations(env_id, n=8, moves=5)}
+    for batch in (obs, _observations(env_id, n=24, moves=200)):
+        for a, b in zip(net.facts(batch, in_torch=False), net.facts(batch, in_torch=True), strict=True):
+            assert a.shape == b.shape and a.dtype == b.dtype == torch.int64
+            assert torch.equal(a, b)
+
+
+def test_the_network_without_its_numpy_pieces_gives_the_same_outputs_and_gradients() -> None:
+    """Facts in torch and torch's own embedding_bag gradient (the GPU path) against the compiled
+    facts and the compiled gradient (the CPU path): outputs and every gradient within float tolerance."""
+    env_id = "FortyThieves-Relaxed-v0"
+    net = _scorer(env_id)
+    obs = _observations(env_id, n=16, moves=120)
+    grads = []
+    for in_torch in (False, True):
+        net.zero_grad()
+        facts = net.facts(obs, in_torch=in_torch)
+        inputs = dict(zip(("col", "glob", "slot"), facts, strict=True))
+        if in_torch:
+            import agents.training.lookup_scorer as ls
+
+            plain = lambda rows, table: torch.nn.functional.embedding_bag(rows, table, mode="sum")  # noqa: E731
+            old, ls.row_sum = ls.row_sum, plain
+            try:
+                out = net.forward_encoded(inputs)
+            finally:
+                ls.row_sum = old
+        else:
+            out = net.forward_encoded(inputs)
+        (out * torch.linspace(-1, 1, out.shape[1])).sum().backward()
+        grads.append((out.detach(), {k: p.grad.clone() for k, p in net.named_parameters() if p.grad is not None}))
+    (out_a, g_a), (out_b, g_b) = grads
+    torch.testing.assert_close(out_a, out_b)
+    assert set(g_a) == set(g_b) and g_a
+    for k in g_a:  # sums over many samples in another order: float32 rounding relative to the largest entry
+        scale = float(g_a[k].abs().max())
+        tol = 1e-3 * max(scale, 1.0)
+        torch.testing.assert_close(g_a[k], g_b[k], rtol=1e-4, atol=tol, msg=lambda m, k=k: f"{k}: {m}")

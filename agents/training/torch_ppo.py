@@ -1,0 +1,277 @@
+"""PPO whose games, rollouts and updates stay on one torch device: the ``TorchPPO`` trainer's algorithm.
+
+:class:`TorchPPO` trains a MaskablePPO policy (the same ``nn.Module``, so the model it saves is
+an ordinary MaskablePPO ``.zip``) on a :class:`~forty_thieves_env.envs.torch_games.TorchGames`
+batch. Each rollout is ``n_steps`` steps of every game: the policy's forward pass on the
+games' observation tensors (views, no copy), a masked sample, one engine call; then GAE and
+clipped PPO updates on minibatches gathered by index. Nothing goes through Python per game,
+and on a GPU nothing crosses to the host per step.
+
+It computes what sb3-contrib's MaskablePPO computes, so that the two train alike from the
+same config: masked log-probabilities with masked logits at ``-1e8``, the entropy over legal
+actions, time-limit truncations bootstrapped with ``gamma * V(last observation)``, GAE(λ),
+advantages normalised per minibatch, the clipped surrogate, optional value clipping
+(``clip_range_vf``), ``ent_coef``/``vf_coef``, gradient-norm clipping, Adam with the learning
+rate of the schedule at each update, and the early stop of an update once the approximate KL
+passes ``1.5 * target_kl`` (checked before that minibatch's step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .rollout import Rollout
+
+#: The logit of a masked-out action (sb3-contrib's): its probability is exactly 0, and
+#: ``p * log p`` stays 0 where ``-inf`` would give NaN.
+MASKED_LOGIT = -1e8
+
+
+def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """``(B, n)`` log-probabilities of the policy restricted to the legal actions."""
+    return torch.log_softmax(logits.masked_fill(~masks, MASKED_LOGIT), dim=-1)
+
+
+def sample_actions(log_probs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """``(B,)`` actions drawn from ``exp(log_probs)`` by inverse CDF (never a masked one).
+
+    A cumulative sum and a binary search: on the CPU tens of times faster than
+    ``torch.multinomial`` over the same rows.
+    """
+    cdf = log_probs.exp().cumsum(-1)  # (B, n)
+    u = torch.rand((cdf.shape[0], 1), generator=generator, device=cdf.device, dtype=cdf.dtype) * cdf[:, -1:]
+    return torch.searchsorted(cdf, u, right=True).squeeze(-1).clamp_(max=cdf.shape[1] - 1)
+
+
+def masked_entropy(log_probs: torch.Tensor) -> torch.Tensor:
+    """``(B,)`` entropy of a distribution from :func:`masked_log_probs`.
+
+    A masked action's log-probability is about ``-1e8`` and its probability exactly 0 (``exp``
+    underflows), so its term ``p * log p`` is exactly 0: no mask is needed (sb3-contrib applies
+    one; the sums are equal, a test holds them to it).
+    """
+    return -(log_probs.exp() * log_probs).sum(-1)
+
+
+def encoder_of(policy: Any) -> Callable[[Any], Any] | None:
+    """The features extractor's ``encode`` when the policy can be fed encoded inputs, else None.
+
+    A network with ``encode(obs)`` and ``forward_encoded(inputs)`` (the ``lookup_scorer``)
+    turns observations into integer inputs that carry no gradient; a rollout that keeps those
+    encodes each sample once instead of at every pass of the update.
+    """
+    fx = getattr(policy, "features_extractor", None)
+    if policy.share_features_extractor and hasattr(fx, "encode") and hasattr(fx, "forward_encoded"):
+        return fx.encode
+    return None
+
+
+def policy_forward(policy: Any, obs: Any, encoded: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(logits (B, n), values (B,))`` of an SB3 actor-critic policy for a batch of observations
+    (or, with ``encoded``, of its extractor's :func:`encoder_of` inputs).
+
+    The policy's own layers in the order its ``evaluate_actions`` runs them (observation
+    preprocessing, features extractor(s), ``mlp_extractor``, ``action_net``, ``value_net``),
+    without its distribution objects.
+    """
+    if encoded:
+        latent_pi, latent_vf = policy.mlp_extractor(policy.features_extractor.forward_encoded(obs))
+        return policy.action_net(latent_pi), policy.value_net(latent_vf).squeeze(-1)
+    features = policy.extract_features(obs)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        pi_features, vf_features = features
+        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
+        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    return policy.action_net(latent_pi), policy.value_net(latent_vf).squeeze(-1)
+
+
+@dataclass
+class PPOSettings:
+    """The PPO hyperparameters (the config's keys of the same names; schedules as callables of
+    ``progress_remaining``, 1 at the start of the run and 0 at its end)."""
+
+    n_steps: int
+    batch_size: int
+    n_epochs: int
+    gamma: float
+    gae_lambda: float
+    learning_rate: Callable[[float], float]
+    clip_range: Callable[[float], float]
+    clip_range_vf: Callable[[float], float] | None
+    ent_coef: float
+    vf_coef: float
+    max_grad_norm: float
+    target_kl: float | None
+    normalize_advantage: bool
+
+
+@dataclass
+class EpisodeLog:
+    """The episodes that ended during a rollout (for the logs and the progress bar)."""
+
+    won: list[float] = field(default_factory=list)
+    cards: list[float] = field(default_factory=list)
+    length: list[float] = field(default_factory=list)
+    ret: list[float] = field(default_factory=list)
+
+    def add(self, done: torch.Tensor, won: torch.Tensor, cards: torch.Tensor, length: torch.Tensor, ret: Any) -> None:
+        idx = done.nonzero().squeeze(-1)
+        self.won.extend(won[idx].float().tolist())
+        self.cards.extend(cards[idx].float().tolist())
+        self.length.extend(length[idx].float().tolist())
+        self.ret.extend(ret[idx].float().tolist())
+
+    def clear(self) -> None:
+        for x in (self.won, self.cards, self.length, self.ret):
+            x.clear()
+
+
+class TorchPPO:
+    """Clipped PPO on a :class:`~forty_thieves_env.envs.torch_games.TorchGames` batch (module docstring).
+
+    Args:
+        policy: An SB3 maskable actor-critic policy on the games' device (its ``optimizer`` is
+            the one stepped, so its state saves and resumes with the model).
+        games: The training games (``autoreset="same_step"``), already :meth:`reset`.
+        settings: The hyperparameters.
+        seed: Seeds the action samples and the minibatch order.
+    """
+
+    def __init__(self, policy: Any, games: Any, settings: PPOSettings, seed: int = 0) -> None:
+        if games.autoreset != "same_step":
+            raise ValueError("TorchPPO needs games with autoreset='same_step'")
+        self.policy, self.games, self.s = policy, games, settings
+        self.device = games.device
+        self.optimizer: torch.optim.Optimizer = policy.optimizer
+        keys = getattr(policy.observation_space, "spaces", None)
+        self.obs_keys = tuple(keys) if keys is not None else None  # the fields the policy reads
+        self.encoder = encoder_of(policy)
+        template = self._inputs(games.obs)
+        self.rollout = Rollout(settings.n_steps, games.num_games, template, games.n_actions, self.device)
+        self.sample_gen = torch.Generator(device=self.device).manual_seed(seed)
+        self.order_gen = torch.Generator().manual_seed(seed + 1)
+        self.episodes = EpisodeLog()
+        self.n_updates = 0
+
+    def _inputs(self, obs: Any) -> Any:
+        """What the rollout keeps of an observation: the policy's fields, or their encoding."""
+        if self.obs_keys is not None:
+            obs = {k: obs[k] for k in self.obs_keys}
+        return self.encoder(obs) if self.encoder is not None else obs
+
+    def _forward(self, inputs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        return policy_forward(self.policy, inputs, encoded=self.encoder is not None)
+
+    @torch.no_grad()
+    def logits(self, obs: Any) -> torch.Tensor:
+        """``(B, n)`` action logits of the policy for a batch of the games' observations."""
+        return self._forward(self._inputs(obs))[0]
+
+    # ----- rollouts -----------------------------------------------------------------------
+    @torch.no_grad()
+    def collect(self) -> int:
+        """Play ``n_steps`` steps of every game into :attr:`rollout`; returns the env steps taken."""
+        s, r, g = self.s, self.rollout, self.games
+        self.policy.set_training_mode(False)
+        info = g.info
+        for t in range(s.n_steps):
+            r.store_obs(t, self._inputs(g.obs))
+            r.masks[t].copy_(info["action_mask"])
+            logits, values = self._forward(self._stored(t))
+            log_probs = masked_log_probs(logits, r.masks[t])
+            actions = sample_actions(log_probs, self.sample_gen)
+            r.actions[t] = actions
+            r.log_probs[t] = log_probs.gather(1, actions.unsqueeze(1)).squeeze(1)
+            r.values[t] = values
+            _, rewards, terminated, truncated, info = g.step(actions)
+            done = terminated | truncated
+            r.rewards[t].copy_(rewards)
+            r.dones[t].copy_(done)
+            if bool(done.any()):
+                self._episode_ends(t, done, terminated, truncated, info)
+        _, last_values = self._forward(self._inputs(g.obs))
+        r.compute_advantages(last_values.float(), s.gamma, s.gae_lambda)
+        return r.size
+
+    def _stored(self, t: int) -> Any:
+        """The observation stored for step ``t`` (the policy reads the rollout's copy)."""
+        r = self.rollout
+        return {k: v[t] for k, v in r.obs.items()} if isinstance(r.obs, dict) else r.obs[t]
+
+    def _episode_ends(
+        self, t: int, done: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor, info: Any
+    ) -> None:
+        """Log the episodes step ``t`` ended; bootstrap those the time limit cut (as SB3)."""
+        self.episodes.add(done, info["won"], info["final_cards"], info["final_length"], info["final_return"])
+        cut = (truncated & ~terminated).nonzero().squeeze(-1)
+        if cut.numel():
+            final = info["final_obs"]
+            last = (
+                {k: v.index_select(0, cut) for k, v in final.items()} if self.obs_keys else final.index_select(0, cut)
+            )
+            _, v = self._forward(self._inputs(last))
+            self.rollout.rewards[t].index_add_(0, cut, self.s.gamma * v.float())
+
+    # ----- updates ------------------------------------------------------------------------
+    def update(self, progress_remaining: float) -> dict[str, float]:
+        """``n_epochs`` passes of clipped PPO over the rollout; returns the update's statistics."""
+        s, r = self.s, self.rollout
+        self.policy.set_training_mode(True)
+        lr = s.learning_rate(progress_remaining)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        clip = s.clip_range(progress_remaining)
+        clip_vf = s.clip_range_vf(progress_remaining) if s.clip_range_vf is not None else None
+        sums: dict[str, list[float]] = {k: [] for k in ("pg", "value", "entropy", "kl", "clip", "loss")}
+        stop = False
+        for _ in range(s.n_epochs):
+            for idx in r.minibatches(s.batch_size, self.order_gen):
+                b = r.gather(idx)
+                logits, values = self._forward(b["obs"])
+                log_probs = masked_log_probs(logits, b["masks"])
+                new_logp = log_probs.gather(1, b["actions"].unsqueeze(1)).squeeze(1)
+                adv = b["advantages"]
+                if s.normalize_advantage and adv.numel() > 1:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                log_ratio = new_logp - b["log_probs"]
+                ratio = log_ratio.exp()
+                pg_loss = -torch.min(adv * ratio, adv * ratio.clamp(1 - clip, 1 + clip)).mean()
+                if clip_vf is not None:
+                    values = b["values"] + (values - b["values"]).clamp(-clip_vf, clip_vf)
+                value_loss = nn.functional.mse_loss(b["returns"], values)
+                entropy_loss = -masked_entropy(log_probs).mean()
+                loss = pg_loss + s.ent_coef * entropy_loss + s.vf_coef * value_loss
+                with torch.no_grad():
+                    kl = float(((ratio - 1) - log_ratio).mean())
+                    clipped = float(((ratio - 1).abs() > clip).float().mean())
+                sums["pg"].append(float(pg_loss.detach()))
+                sums["value"].append(float(value_loss.detach()))
+                sums["entropy"].append(float(entropy_loss.detach()))
+                sums["kl"].append(kl)
+                sums["clip"].append(clipped)
+                if s.target_kl is not None and kl > 1.5 * s.target_kl:
+                    stop = True
+                    break
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(self.policy.parameters(), s.max_grad_norm)
+                self.optimizer.step()
+                sums["loss"].append(float(loss.detach()))
+                self.n_updates += 1
+            if stop:
+                break
+        values, returns = r.values.flatten(), r.returns.flatten()
+        var = float(returns.var())
+        explained = float("nan") if var == 0 else 1.0 - float((returns - values).var()) / var
+        out = {k: float(np.mean(v)) for k, v in sums.items() if v}
+        out.update(learning_rate=lr, clip_range=clip, explained_variance=explained, n_updates=self.n_updates)
+        out["stopped_early"] = float(stop)
+        return out
