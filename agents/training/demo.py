@@ -1,15 +1,18 @@
 """``make demo``: train the default recipe briefly on classic, then compare it with the shipped models.
 
-    python -m agents.training.demo [--minutes 3] [--timesteps 65536] [--n 200] [--workers 2]
+    python -m agents.training.demo [--minutes 2.5] [--timesteps 50000000] [--n 200] [--workers 2]
 
 1. trains ``configs/ppo.yaml``'s classic section (``FortyThieves-v0``) on a demo budget
    (:data:`DEMO_OVERRIDES`: the heuristic's games on 300 deals and one DAgger round of 100, then
-   ``--timesteps`` steps of PPO) into ``runs/demo_<time>``;
+   TorchPPO on 1024 games for ``--minutes``, on the GPU when one can run the games) into
+   ``runs/demo_<time>``, evaluating on the first 200 validation deals every
+   :data:`DEMO_EVAL_EVERY` steps: the first table shows the win rate and cards home over the run;
 2. plays the first ``--n`` test deals (the same deals and seeds for all;
    :mod:`agents.evaluation.evaluate`) with the network at each stage of that run (untrained
-   random moves, after imitation, after PPO), then with the shipped models (classic and
-   relaxed, trained by the full recipe) beside the random and heuristic players;
-3. prints the learning table and the comparison (win rate with its Wilson 95 % interval, mean
+   random moves, after imitation, after PPO: the best model on the validation deals), then
+   with the shipped models (classic and relaxed, trained by the full recipe) beside the random
+   and heuristic players;
+3. prints the learning tables and the comparison (win rate with its Wilson 95 % interval, mean
    cards on the foundations, moves and seconds per game); writes them to
    ``runs/demo_<time>/comparison.json``.
 """
@@ -29,17 +32,20 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "ppo.yaml"
 ENV_ID = "FortyThieves-v0"
 
+#: Steps between the demo's evaluations on the validation deals (about 20 s of TorchPPO on 2 cores).
+DEMO_EVAL_EVERY = 1_048_576
 #: The demo's budget on top of configs/ppo.yaml (the rest of the classic section as it is).
 DEMO_OVERRIDES = [
+    "algo=TorchPPO",  # games, rollouts and updates on one device: tens of thousands of steps a second
+    "device=auto",  # the GPU when one can run the games, else the CPU
     "imitation.games=300",
     "imitation.epochs=2",
     "imitation.dagger_rounds=1",
     "imitation.dagger_games=100",
-    "n_envs=128",  # rollouts of 8192 steps
-    "batch_size=2048",
-    "eval_freq=0",  # the tables below play the test deals
+    f"eval_freq={DEMO_EVAL_EVERY}",
+    "n_eval_episodes=200",
     "save_freq=0",
-    "final_eval_episodes=0",
+    "final_eval_episodes=0",  # the tables below play the test deals
 ]
 #: The shipped models the demo compares (name, variant), when they are shipped.
 SHIPPED = (("classic", "classic"), ("relaxed", "relaxed"))
@@ -72,9 +78,43 @@ def comparison_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *(fmt(line) for line in lines)])
 
 
+def learning_table(evaluations: Sequence[dict[str, Any]], start: dict[str, Any] | None) -> str:
+    """The run's validation evaluations as a plain-text table (the first row: the imitated start)."""
+    head = ("PPO steps", "won", "win rate", "cards home", "mean reward")
+    rows = [start, *evaluations] if start is not None else list(evaluations)
+    lines = []
+    for e in rows:
+        games = int(e["episodes"])
+        won = round(e["win_rate"] * games)
+        lines.append(
+            (f"{e['timesteps']:,}", f"{won}/{games}", f"{100 * e['win_rate']:.1f} %", f"{e['mean_cards']:.1f}",
+             f"{e['mean_reward']:.3f}")
+        )  # fmt: skip
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(head)] if lines else []
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)) for cells in [head, *lines])
+
+
+def validation_start(run_dir: Path, n: int) -> dict[str, Any]:
+    """The imitated model on the first ``n`` validation deals, as the run's evaluations measure it."""
+    import torch
+
+    from .batch_eval import ValidationGames
+    from .config import load_config
+    from .torch_ppo import PolicyInputs
+    from .torch_run import load_container, training_device
+
+    env_id, config = load_config(run_dir / "config.yaml")
+    device = training_device(config.device)
+    model = load_container(run_dir / "imitation_model.zip", device)
+    model.policy.set_training_mode(False)
+    validation = ValidationGames(env_id, n, config.env_kwargs, torch.device(device))
+    result = validation.play(PolicyInputs(model.policy).logits, config.eval_deterministic, config.seed)
+    return {"timesteps": 0, **result}
+
+
 def run_demo(
-    minutes: float = 3.0,
-    timesteps: int = 65_536,
+    minutes: float = 2.5,
+    timesteps: int = 50_000_000,
     n: int = 200,
     workers: int = 2,
     runs_dir: str | Path = "runs",
@@ -90,7 +130,10 @@ def run_demo(
 
     t0 = time.monotonic()
     name = f"demo_{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    print(f"== 1/3  training on classic ({ENV_ID}): imitation of the heuristic, then up to {timesteps:,} PPO steps")
+    print(
+        f"== 1/3  training on classic ({ENV_ID}): imitation of the heuristic, then TorchPPO for up to"
+        f" {minutes:g} min ({timesteps:,} steps at most)"
+    )
     run_dir = train(
         CONFIG,
         ENV_ID,
@@ -108,6 +151,14 @@ def run_demo(
     )  # fmt: skip
     trained = json.loads((run_dir / "train_info.json").read_text(encoding="utf-8"))
     imitation = json.loads((run_dir / "imitation.json").read_text(encoding="utf-8"))
+    state_path = run_dir / "eval_state.json"
+    evaluations = json.loads(state_path.read_text(encoding="utf-8"))["evaluations"] if state_path.exists() else []
+    start = validation_start(run_dir, int(evaluations[0]["episodes"])) if evaluations else None
+    curve = learning_table(evaluations, start)
+    print(f"\nPPO on classic, validation deals 1001..{1000 + int(start['episodes']) if start else 0} (sampled moves):")
+    print(curve)
+    best = run_dir / "best_model.zip"
+    after = best if best.exists() else run_dir / "final_model.zip"
 
     def play(label: str, agent: str, variant: str, **kwargs: Any) -> dict[str, Any]:
         ev = evaluate(agent, variant, "test", n=n, seed=seed, workers=workers, agent_kwargs=kwargs, progress=progress)
@@ -120,7 +171,7 @@ def run_demo(
         play(f"after imitation ({positions:,} positions)", "ppo", "classic",
              model=str(run_dir / "imitation_model.zip"), deterministic=False),
         play(f"after PPO (+{trained['num_timesteps']:,} steps)", "ppo", "classic",
-             model=str(run_dir / "final_model.zip"), deterministic=False),
+             model=str(after), deterministic=False),
     ]  # fmt: skip
     print(f"== 3/3  the shipped models beside the random and heuristic players, first {n} test deals")
     shipped = shipped_models()
@@ -140,10 +191,12 @@ def run_demo(
     minutes_total = (time.monotonic() - t0) / 60
     print()
     print(
-        f"Learning on classic Forty Thieves, test deals 1..{n} (seed {seed}): imitation took "
-        f"{imitation['seconds']:.0f} s, PPO {trained['train_seconds']:.0f} s"
+        f"Learning on classic Forty Thieves: imitation took {imitation['seconds']:.0f} s, TorchPPO"
+        f" {trained['train_seconds']:.0f} s ({trained['num_timesteps'] / max(trained['train_seconds'], 1e-9):,.0f}"
+        f" steps/s, evaluations included)"
     )
-    print(learning)
+    print(f"over the run, validation deals:\n{curve}")
+    print(f"each stage, test deals 1..{n} (seed {seed}):\n{learning}")
     print(f"\nShipped models (the full recipe: docs/training.md), test deals 1..{n}:")
     print(table)
     print(f"\nrun folder: {run_dir}  (demo took {minutes_total:.1f} min)")
@@ -152,6 +205,8 @@ def run_demo(
         "run_dir": str(run_dir),
         "trained": trained,
         "imitation": imitation,
+        "evaluations": ([start] if start else []) + evaluations,
+        "curve": curve,
         "stages": stages,
         "rows": rows,
         "learning": learning,
@@ -163,8 +218,8 @@ def run_demo(
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m agents.training.demo", description=__doc__.splitlines()[0])
-    p.add_argument("--minutes", type=float, default=3.0, help="PPO time limit (default: 3)")
-    p.add_argument("--timesteps", type=int, default=65_536, help="PPO steps at most (default: 65536)")
+    p.add_argument("--minutes", type=float, default=2.5, help="PPO time limit (default: 2.5)")
+    p.add_argument("--timesteps", type=int, default=50_000_000, help="PPO steps at most (default: 50M)")
     p.add_argument("--n", type=int, default=200, help="test deals per agent (default: 200)")
     p.add_argument("--workers", type=int, default=2, help="evaluation processes (default: 2)")
     p.add_argument("--runs-dir", default="runs", help="where the run folder goes (default: runs)")

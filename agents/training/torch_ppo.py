@@ -93,6 +93,36 @@ def policy_forward(policy: Any, obs: Any, encoded: bool = False) -> tuple[torch.
     return policy.action_net(latent_pi), policy.value_net(latent_vf).squeeze(-1)
 
 
+class PolicyInputs:
+    """What a policy reads of a batch of the games' observations, and its outputs for them.
+
+    The fields of its observation space (an asymmetric critic's policy reads the oracle's,
+    its logits a player's), encoded by its extractor when it has an ``encode``
+    (:func:`encoder_of`): the form a rollout stores and the update reads again.
+    """
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        keys = getattr(policy.observation_space, "spaces", None)
+        self.obs_keys = tuple(keys) if keys is not None else None
+        self.encoder = encoder_of(policy)
+
+    def __call__(self, obs: Any) -> Any:
+        """The policy's input for ``obs`` (a dict of field tensors, or flat rows)."""
+        if self.obs_keys is not None:
+            obs = {k: obs[k] for k in self.obs_keys}
+        return self.encoder(obs) if self.encoder is not None else obs
+
+    def forward(self, inputs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits, values)`` for inputs made by this object."""
+        return policy_forward(self.policy, inputs, encoded=self.encoder is not None)
+
+    @torch.no_grad()
+    def logits(self, obs: Any) -> torch.Tensor:
+        """``(B, n)`` action logits for a batch of observations."""
+        return self.forward(self(obs))[0]
+
+
 @dataclass
 class PPOSettings:
     """The PPO hyperparameters (the config's keys of the same names; schedules as callables of
@@ -151,29 +181,13 @@ class TorchPPO:
         self.policy, self.games, self.s = policy, games, settings
         self.device = games.device
         self.optimizer: torch.optim.Optimizer = policy.optimizer
-        keys = getattr(policy.observation_space, "spaces", None)
-        self.obs_keys = tuple(keys) if keys is not None else None  # the fields the policy reads
-        self.encoder = encoder_of(policy)
-        template = self._inputs(games.obs)
+        self.inputs = PolicyInputs(policy)
+        template = self.inputs(games.obs)
         self.rollout = Rollout(settings.n_steps, games.num_games, template, games.n_actions, self.device)
         self.sample_gen = torch.Generator(device=self.device).manual_seed(seed)
         self.order_gen = torch.Generator().manual_seed(seed + 1)
         self.episodes = EpisodeLog()
         self.n_updates = 0
-
-    def _inputs(self, obs: Any) -> Any:
-        """What the rollout keeps of an observation: the policy's fields, or their encoding."""
-        if self.obs_keys is not None:
-            obs = {k: obs[k] for k in self.obs_keys}
-        return self.encoder(obs) if self.encoder is not None else obs
-
-    def _forward(self, inputs: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        return policy_forward(self.policy, inputs, encoded=self.encoder is not None)
-
-    @torch.no_grad()
-    def logits(self, obs: Any) -> torch.Tensor:
-        """``(B, n)`` action logits of the policy for a batch of the games' observations."""
-        return self._forward(self._inputs(obs))[0]
 
     # ----- rollouts -----------------------------------------------------------------------
     @torch.no_grad()
@@ -183,9 +197,9 @@ class TorchPPO:
         self.policy.set_training_mode(False)
         info = g.info
         for t in range(s.n_steps):
-            r.store_obs(t, self._inputs(g.obs))
+            r.store_obs(t, self.inputs(g.obs))
             r.masks[t].copy_(info["action_mask"])
-            logits, values = self._forward(self._stored(t))
+            logits, values = self.inputs.forward(self._stored(t))
             log_probs = masked_log_probs(logits, r.masks[t])
             actions = sample_actions(log_probs, self.sample_gen)
             r.actions[t] = actions
@@ -197,7 +211,7 @@ class TorchPPO:
             r.dones[t].copy_(done)
             if bool(done.any()):
                 self._episode_ends(t, done, terminated, truncated, info)
-        _, last_values = self._forward(self._inputs(g.obs))
+        _, last_values = self.inputs.forward(self.inputs(g.obs))
         r.compute_advantages(last_values.float(), s.gamma, s.gae_lambda)
         return r.size
 
@@ -215,9 +229,11 @@ class TorchPPO:
         if cut.numel():
             final = info["final_obs"]
             last = (
-                {k: v.index_select(0, cut) for k, v in final.items()} if self.obs_keys else final.index_select(0, cut)
+                {k: v.index_select(0, cut) for k, v in final.items()}
+                if isinstance(final, dict)
+                else final.index_select(0, cut)
             )
-            _, v = self._forward(self._inputs(last))
+            _, v = self.inputs.forward(self.inputs(last))
             self.rollout.rewards[t].index_add_(0, cut, self.s.gamma * v.float())
 
     # ----- updates ------------------------------------------------------------------------
@@ -235,7 +251,7 @@ class TorchPPO:
         for _ in range(s.n_epochs):
             for idx in r.minibatches(s.batch_size, self.order_gen):
                 b = r.gather(idx)
-                logits, values = self._forward(b["obs"])
+                logits, values = self.inputs.forward(b["obs"])
                 log_probs = masked_log_probs(logits, b["masks"])
                 new_logp = log_probs.gather(1, b["actions"].unsqueeze(1)).squeeze(1)
                 adv = b["advantages"]

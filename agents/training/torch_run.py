@@ -209,7 +209,7 @@ def train_torch(
         assert validation is not None
         t0 = time.monotonic()
         model.policy.set_training_mode(False)
-        result = validation.play(lambda obs: ppo.logits(obs), config.eval_deterministic, config.seed)
+        result = validation.play(ppo.inputs.logits, config.eval_deterministic, config.seed)
         better = evaluations.add(steps, result, time.monotonic() - t0, model)
         logger.record("eval/mean_reward", result["mean_reward"])
         logger.record("eval/success_rate", result["win_rate"])

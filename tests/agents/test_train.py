@@ -199,9 +199,15 @@ def test_demo_trains_then_compares(
 
     monkeypatch.setenv("FORTY_THIEVES_MODELS", str(tmp_path / "models"))  # nothing shipped: those rows skip
     (tmp_path / "models").mkdir()
-    tiny = [o for o in TINY if not o.startswith(("eval_freq", "save_freq"))]
+    tiny = [o for o in TINY if not o.startswith(("eval_freq", "save_freq", "n_eval"))]
+    tiny += ["eval_freq=32", "n_eval_episodes=3"]
     result = run_demo(minutes=0.5, timesteps=64, n=2, workers=1, runs_dir=tmp_path, progress=False, overrides=tiny)
     out = capsys.readouterr().out
+    # The learning curve: the imitated start (0 steps) and the evaluation after the one rollout.
+    assert [e["timesteps"] for e in result["evaluations"]] == [0, 64]
+    assert all(e["episodes"] == 3 for e in result["evaluations"])
+    assert re.search(r"^ +64 +[0-3]/3 +\d+\.\d % +\d+\.\d +\d\.\d{3}$", result["curve"], re.M)
+    assert load_config(Path(result["run_dir"]) / "config.yaml")[1].algo == "TorchPPO"
     stages = [r["agent"] for r in result["stages"]]
     assert stages[0] == "untrained (random legal moves)" and stages[1].startswith("after imitation")
     assert stages[2].startswith("after PPO")
