@@ -19,7 +19,7 @@ passes ``1.5 * target_kl`` (checked before that minibatch's step).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -143,25 +143,27 @@ class PPOSettings:
     normalize_advantage: bool
 
 
-@dataclass
 class EpisodeLog:
-    """The episodes that ended during a rollout (for the logs and the progress bar)."""
+    """Sums over the episodes that ended during a rollout, kept on the games' device (no host
+    round trip per step; read once a rollout by :meth:`means`)."""
 
-    won: list[float] = field(default_factory=list)
-    cards: list[float] = field(default_factory=list)
-    length: list[float] = field(default_factory=list)
-    ret: list[float] = field(default_factory=list)
+    def __init__(self, device: torch.device) -> None:
+        self.sums = torch.zeros(5, dtype=torch.float64, device=device)  # episodes, won, cards, length, return
 
     def add(self, done: torch.Tensor, won: torch.Tensor, cards: torch.Tensor, length: torch.Tensor, ret: Any) -> None:
-        idx = done.nonzero().squeeze(-1)
-        self.won.extend(won[idx].float().tolist())
-        self.cards.extend(cards[idx].float().tolist())
-        self.length.extend(length[idx].float().tolist())
-        self.ret.extend(ret[idx].float().tolist())
+        d = done.double()
+        parts = (d, d * won, d * cards, d * length, d * ret)
+        self.sums += torch.stack([x.sum() for x in parts])
+
+    def means(self) -> dict[str, float]:
+        """``episodes`` and the mean ``won``, ``cards``, ``length``, ``return`` of the episodes since :meth:`clear`."""
+        n, won, cards, length, ret = self.sums.tolist()
+        if n == 0:
+            return {"episodes": 0.0}
+        return {"episodes": n, "won": won / n, "cards": cards / n, "length": length / n, "return": ret / n}
 
     def clear(self) -> None:
-        for x in (self.won, self.cards, self.length, self.ret):
-            x.clear()
+        self.sums.zero_()
 
 
 class TorchPPO:
@@ -186,7 +188,7 @@ class TorchPPO:
         self.rollout = Rollout(settings.n_steps, games.num_games, template, games.n_actions, self.device)
         self.sample_gen = torch.Generator(device=self.device).manual_seed(seed)
         self.order_gen = torch.Generator().manual_seed(seed + 1)
-        self.episodes = EpisodeLog()
+        self.episodes = EpisodeLog(self.device)
         self.n_updates = 0
 
     # ----- rollouts -----------------------------------------------------------------------
@@ -209,8 +211,10 @@ class TorchPPO:
             done = terminated | truncated
             r.rewards[t].copy_(rewards)
             r.dones[t].copy_(done)
-            if bool(done.any()):
-                self._episode_ends(t, done, terminated, truncated, info)
+            self.episodes.add(done, info["won"], info["final_cards"], info["final_length"], info["final_return"])
+            cut = truncated & ~terminated
+            if bool(cut.any()):  # rare (the time limit): one flag read a step
+                self._bootstrap(t, cut.nonzero().squeeze(-1), info)
         _, last_values = self.inputs.forward(self.inputs(g.obs))
         r.compute_advantages(last_values.float(), s.gamma, s.gae_lambda)
         return r.size
@@ -220,21 +224,16 @@ class TorchPPO:
         r = self.rollout
         return {k: v[t] for k, v in r.obs.items()} if isinstance(r.obs, dict) else r.obs[t]
 
-    def _episode_ends(
-        self, t: int, done: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor, info: Any
-    ) -> None:
-        """Log the episodes step ``t`` ended; bootstrap those the time limit cut (as SB3)."""
-        self.episodes.add(done, info["won"], info["final_cards"], info["final_length"], info["final_return"])
-        cut = (truncated & ~terminated).nonzero().squeeze(-1)
-        if cut.numel():
-            final = info["final_obs"]
-            last = (
-                {k: v.index_select(0, cut) for k, v in final.items()}
-                if isinstance(final, dict)
-                else final.index_select(0, cut)
-            )
-            _, v = self.inputs.forward(self.inputs(last))
-            self.rollout.rewards[t].index_add_(0, cut, self.s.gamma * v.float())
+    def _bootstrap(self, t: int, cut: torch.Tensor, info: Any) -> None:
+        """Add ``gamma * V(last observation)`` to the step-``t`` reward of the games ``cut`` whose
+        episode the time limit ended (SB3's treatment of truncation)."""
+        final = info["final_obs"]
+        if isinstance(final, dict):
+            last = {k: v.index_select(0, cut) for k, v in final.items()}
+        else:
+            last = final.index_select(0, cut)
+        _, v = self.inputs.forward(self.inputs(last))
+        self.rollout.rewards[t].index_add_(0, cut, self.s.gamma * v.float())
 
     # ----- updates ------------------------------------------------------------------------
     def update(self, progress_remaining: float) -> dict[str, float]:

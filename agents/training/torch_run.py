@@ -283,14 +283,14 @@ def _log_rollout(
     logger: Any, ppo: Any, stats: dict[str, float], steps: int, seconds: float, collect_s: float, bar: Any
 ) -> None:
     """Record one rollout's figures under SB3's names, and move the progress bar."""
-    ep = ppo.episodes
-    if ep.won:
-        logger.record("rollout/win_rate", float(np.mean(ep.won)))
-        logger.record("rollout/success_rate", float(np.mean(ep.won)))
-        logger.record("rollout/cards_on_foundations", float(np.mean(ep.cards)))
-        logger.record("rollout/ep_len_mean", float(np.mean(ep.length)))
-        logger.record("rollout/ep_rew_mean", float(np.mean(ep.ret)))
-        logger.record("rollout/episodes", len(ep.won))
+    ep = ppo.episodes.means()
+    if ep["episodes"]:
+        logger.record("rollout/win_rate", ep["won"])
+        logger.record("rollout/success_rate", ep["won"])
+        logger.record("rollout/cards_on_foundations", ep["cards"])
+        logger.record("rollout/ep_len_mean", ep["length"])
+        logger.record("rollout/ep_rew_mean", ep["return"])
+    logger.record("rollout/episodes", int(ep["episodes"]))
     names = {"pg": "policy_gradient_loss", "value": "value_loss", "entropy": "entropy_loss", "kl": "approx_kl"}
     names.update(clip="clip_fraction", loss="loss")
     for key, value in stats.items():
@@ -301,6 +301,6 @@ def _log_rollout(
     logger.record("time/total_timesteps", steps)
     if bar is not None:
         bar.update(steps - bar.n)
-        if ep.won:
-            bar.set_postfix(win=f"{100 * np.mean(ep.won):.1f}%", refresh=False)
-    ep.clear()
+        if ep["episodes"]:
+            bar.set_postfix(win=f"{100 * ep['won']:.1f}%", refresh=False)
+    ppo.episodes.clear()
