@@ -138,6 +138,25 @@ class BatchGames:
         self.seeded = False  # whether seed_rngs has given every game a generator
         self.seeds: list[int | None] = [None] * n  # what each game's generator was seeded with
         self._parallel = n >= PARALLEL_MIN_GAMES and num_threads != 1
+        #: The arrays the kernels step and reset, in the order of :data:`.batch_kernels.BUFS`
+        #: (allocated once: the tuple stays valid).
+        self.bufs = (
+            self.states,
+            self.masks,
+            self.obs,
+            self.obs_lay,
+            self.games,
+            self.ep_return,
+            self.rewards,
+            self.flags,
+            self.final_obs,
+            self.final_masks,
+            self.final_games,
+            self.final_return,
+            self.decks,
+            self.gens,
+            self.deal_pool,
+        )
         self.started = False  # whether every game has been reset once (a step before that is refused)
 
     # ----- views --------------------------------------------------------------------
@@ -289,19 +308,7 @@ class BatchGames:
         else:
             drawn = np.zeros(0, dtype=np.int64)
         with compile_notice("the batch reset kernel") if reset_batch not in _WARM else nullcontext():
-            reset_batch(
-                self.states,
-                self.cfg,
-                self.masks,
-                self.obs,
-                self.obs_lay,
-                self.games,
-                self.ep_return,
-                self.params,
-                which,
-                numbers,
-                self.decks,
-            )
+            reset_batch(self.cfg, self.params, which, numbers, self.bufs)
         _WARM.add(reset_batch)
         self.flags[:, which] = False
         self.rewards[which] = 0.0
@@ -357,29 +364,11 @@ class BatchGames:
         a = self.actions
         a[:] = checked
         kernel = step_batch_parallel if self._parallel else step_batch_serial
-        bufs = (
-            self.states,
-            self.masks,
-            self.obs,
-            self.obs_lay,
-            self.games,
-            self.ep_return,
-            self.rewards,
-            self.flags,
-            self.final_obs,
-            self.final_masks,
-            self.final_games,
-            self.final_return,
-            self.decks,
-            self.gens,
-            self.deal_pool,
-            *outs,
-        )  # in the order step_games unpacks them
         if kernel in _WARM:
-            self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+            self._run(kernel, self.cfg, self.spec, self.params, a, self.bufs, outs, PARALLEL_CHUNK)
             return
         with compile_notice("the batch step kernel"):  # the first call of this process may compile it
-            self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+            self._run(kernel, self.cfg, self.spec, self.params, a, self.bufs, outs, PARALLEL_CHUNK)
         _WARM.add(kernel)
 
     def _run(self, kernel, *args) -> None:
