@@ -276,6 +276,41 @@ class BatchGames:
             position: start from this position instead (text or ``GameState``, one for all
                 or a list of N); the game's deal number is then 0 and nothing is drawn.
         """
+        which, numbers = self.check_reset(seed, deal, which, position)
+        if position is not None:
+            arrays = self._check_positions(position, which)
+            self.seed_rngs(seed)
+            self._load_positions(arrays, which)
+            return
+        self.seed_rngs(seed)
+        if deal is None:
+            numbers = self.games[:, G_NEXT_DEAL].copy()
+            drawn = np.flatnonzero(which)
+        else:
+            drawn = np.zeros(0, dtype=np.int64)
+        with compile_notice("the batch reset kernel") if reset_batch not in _WARM else nullcontext():
+            reset_batch(self.cfg, self.params, which, numbers, self.bufs)
+        _WARM.add(reset_batch)  # it also cleared the games' rewards and flags
+        self._refill(drawn)
+        self.started = True
+
+    def check_reset(
+        self,
+        seed: object = None,
+        deal: object = None,
+        which: np.ndarray | None = None,
+        position: object = None,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Check :meth:`reset`'s arguments (positions aside) before anything changes.
+
+        Returns:
+            ``which`` as an ``(N,) bool`` array, and the ``(N,) int64`` deal numbers ``deal``
+            gives (``None`` when it gives none).
+
+        Raises:
+            TypeError, ValueError: a bad seed, ``which`` or deal; ``deal`` with ``position``;
+                a first reset of only some games.
+        """
         n = self.num_games
         # Everything is checked before anything changes: a refused reset leaves every game as it was.
         self.seed_list(seed)
@@ -285,35 +320,16 @@ class BatchGames:
             raise ValueError(f"which must be a ({n},) bool array, got {which!r}")
         if not self.started and not which.all():
             raise ValueError("the first reset must reset every game (which=None or all true)")
-        if position is not None:
-            if deal is not None:
-                raise ValueError("give either a deal or a position, not both")
-            arrays = self._check_positions(position, which)
-            self.seed_rngs(seed)
-            self._load_positions(arrays, which)
-            return
-        if deal is not None:
-            if not isinstance(deal, (Sequence, np.ndarray)) or isinstance(deal, str) or np.ndim(deal) == 0:
-                numbers = np.full(n, check_reset_deal(deal), dtype=np.int64)  # one number for every game
-            else:
-                numbers = check_deal_numbers(deal, "options['deal']", MAX_ENV_DEAL)
-                if numbers.shape != (n,):
-                    raise ValueError(
-                        f"options['deal'] must be one deal number or num_envs={n} of them, got {len(numbers)}"
-                    )
-        self.seed_rngs(seed)
         if deal is None:
-            numbers = self.games[:, G_NEXT_DEAL].copy()
-            drawn = np.flatnonzero(which)
-        else:
-            drawn = np.zeros(0, dtype=np.int64)
-        with compile_notice("the batch reset kernel") if reset_batch not in _WARM else nullcontext():
-            reset_batch(self.cfg, self.params, which, numbers, self.bufs)
-        _WARM.add(reset_batch)
-        self.flags[:, which] = False
-        self.rewards[which] = 0.0
-        self._refill(drawn)
-        self.started = True
+            return which, None
+        if position is not None:
+            raise ValueError("give either a deal or a position, not both")
+        if not isinstance(deal, (Sequence, np.ndarray)) or isinstance(deal, str) or np.ndim(deal) == 0:
+            return which, np.full(n, check_reset_deal(deal), dtype=np.int64)  # one number for every game
+        numbers = check_deal_numbers(deal, "options['deal']", MAX_ENV_DEAL)
+        if numbers.shape != (n,):
+            raise ValueError(f"options['deal'] must be one deal number or num_envs={n} of them, got {len(numbers)}")
+        return which, numbers
 
     def _check_positions(self, position: object, which: np.ndarray) -> dict[int, np.ndarray]:
         """The state array of each game of ``which`` from ``position`` (one for all, or a list of N), checked."""

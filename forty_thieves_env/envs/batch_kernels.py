@@ -27,13 +27,14 @@ random-action sampler has to scan a mask.
 
 :func:`step_game` is one game's whole step: :func:`~.step.step_one` (the move, mask,
 observation and reward) plus the time limit and autoreset; :func:`reset_game` deals one
-game. Both are written once for every target: they allocate nothing and use no CPU-only
-device (their scratch comes from the caller), so that the CUDA kernels of
-:mod:`.cuda_kernels` (one game a thread) call the very same code. The CPU wrappers add what
-only a CPU needs: :func:`step_games` runs :func:`step_game` over a range of games on views
-without reference counts (:func:`~forty_thieves_env.engine.bits.unowned`) and copies each
-game's results to the ``out_*`` arrays; the two entry points run it over every game, in
-parallel over the cores (``prange``) or serially; :func:`reset_batch` resets chosen games.
+game, and :func:`reset_chosen` resets a game that a reset chose. They are written once for
+every target: they allocate nothing and use no CPU-only device (their scratch comes from
+the caller), so that the CUDA kernels of :mod:`.cuda_kernels` (one game a thread) call the
+very same code. The CPU wrappers add what only a CPU needs: :func:`step_games` runs
+:func:`step_game` over a range of games on views without reference counts
+(:func:`~forty_thieves_env.engine.bits.unowned`) and copies each game's results to the
+``out_*`` arrays; the two entry points run it over every game, in parallel over the cores
+(``prange``) or serially; :func:`reset_batch` runs :func:`reset_chosen` over every game.
 
 The per-game functions take the batch arrays as one tuple, ``bufs``, in this order (the
 order of :data:`BUFS`): ``states, masks, obs, obs_lay, games, ep_return, rewards, flags,
@@ -120,6 +121,25 @@ def reset_game(i, cfg, params, number, draw, bufs, work):
     ep_return[i] = 0.0
     if draw:
         g[G_NEXT_DEAL] = draw_deal_from(gens[i], pool, DEAL_RANGE[0], DEAL_RANGE[1])
+
+
+@njit(cache=True, inline="always")
+def reset_chosen(i, cfg, params, which, numbers, bufs, work):
+    """If ``which[i]``: reset game ``i`` (:func:`reset_game`) and clear its reward and flags.
+
+    With ``numbers`` (``(N,) int64``), the game gets deal ``numbers[i]`` and draws nothing;
+    with an empty ``numbers``, it gets its pre-drawn next deal (``G_NEXT_DEAL``) and draws
+    the one after from its generator (a reset without a seed, on the GPU).
+    """
+    if not which[i]:
+        return
+    games, rewards, flags = bufs[4], bufs[6], bufs[7]
+    given = numbers.shape[0] > 0
+    number = numbers[i] if given else games[i, G_NEXT_DEAL]
+    reset_game(i, cfg, params, number, not given, bufs, work)
+    rewards[i] = 0.0
+    for f in range(F_LEN):
+        flags[f, i] = False
 
 
 @njit(cache=True, inline="always")
@@ -256,14 +276,14 @@ def step_batch_serial(cfg, spec, params, actions, bufs, outs, chunk):
 
 @njit(cache=True)
 def reset_batch(cfg, params, which, numbers, bufs):
-    """Deal ``numbers[i]`` into every game ``i`` with ``which[i]`` (resets are rare: serial).
+    """Reset every game ``i`` with ``which[i]`` (:func:`reset_chosen`; resets are rare: serial).
 
-    Next deals are not drawn here: :meth:`BatchGames.reset` draws them after seeding.
+    :meth:`BatchGames.reset` gives the ``numbers`` (its games' pre-drawn next deals when no
+    deal is asked for) and draws the next deals itself, after seeding.
     """
     # The config as step_games passes it, so that one compiled reset_one (and the legal mask,
     # observation and deal kernels under it) serves both: half the first run's compiling.
     cfg = unowned(cfg)
     work = np.empty(MT_WORK, dtype=np.int64)
     for i in range(which.shape[0]):
-        if which[i]:
-            reset_game(i, cfg, params, numbers[i], False, bufs, work)
+        reset_chosen(i, cfg, params, which, numbers, bufs, work)
