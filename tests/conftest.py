@@ -236,3 +236,32 @@ def winning_line(variant: str, number: int) -> Iterator[tuple[GameState, str]]:
     for move in _winning_moves(variant, number):
         yield game, move
         game.play(move)
+
+
+# ------------------------------------------------------------------------------ GPU tests
+
+# The GPU machine's numba-cuda imports ``np.row_stack``, which numpy 2.5 dropped: the alias
+# must exist before anything imports numba.cuda. Tests and scripts only, never the package.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
+
+@functools.cache
+def gpu_visible() -> bool:
+    """Whether numba-cuda is installed and finds a GPU with its driver."""
+    import importlib.util
+
+    if importlib.util.find_spec("numba_cuda") is None:
+        return False
+    from numba import cuda
+
+    return bool(cuda.is_available())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the tests marked ``cuda`` where no GPU is visible (``make test`` on a CPU machine)."""
+    wanted = [item for item in items if item.get_closest_marker("cuda") is not None]
+    if wanted and not gpu_visible():
+        skip = pytest.mark.skip(reason="needs an NVIDIA GPU, its CUDA driver and numba-cuda")
+        for item in wanted:
+            item.add_marker(skip)

@@ -98,10 +98,17 @@ def check_deal_numbers(deals: object, name: str = "deals", high: int = MAX_ENV_D
 
 
 # Both generators are ported to numba so a batch of games can be re-dealt without Python;
-# tests check them against pysol-cards' own classes.
+# tests check them against pysol-cards' own classes. They allocate nothing: the Mersenne
+# Twister's state lives in a scratch array the caller gives (``work``, :data:`MT_WORK`
+# ``int64``), so that the same code runs on the CPU and in a CUDA kernel (where a thread
+# has no heap but a fixed-size local array).
 _MT_N = 624
 _MT_M = 397
 _MASK32 = 0xFFFFFFFF
+_MT_KEY = _MT_N  # first slot of ``work`` holding the seed's 32-bit words (two for an int64)
+#: Length of the scratch array of :func:`shuffle_into`: the 624 state words and the two
+#: 32-bit words of a deal number below 2**63.
+MT_WORK = _MT_N + 2
 
 
 @njit(cache=True)
@@ -118,7 +125,8 @@ def _shuffle_ms(number, out):
 
 @njit(cache=True)
 def _mt_seed(key, mt):
-    """CPython's ``random.seed(int)``: init_by_array over the 32-bit words of the seed."""
+    """CPython's ``random.seed(int)``: init_by_array over the 32-bit words ``key`` of the seed,
+    into ``mt[:624]`` (``key`` may be a slice of ``mt`` past them)."""
     mt[0] = 19650218
     for i in range(1, _MT_N):
         mt[i] = (1812433253 * (mt[i - 1] ^ (mt[i - 1] >> 30)) + i) & _MASK32
@@ -153,28 +161,33 @@ def _mt_twist(mt):
 
 @njit(cache=True)
 def _mt_next(mt, pos):
-    """Next tempered 32-bit output; ``pos[0]`` is the index into ``mt``."""
-    if pos[0] >= _MT_N:
+    """Next tempered 32-bit output of the state ``mt[:624]`` at index ``pos``, and the next index.
+
+    The index is a value, not a slot of ``mt``: kept in a register, not stored and reloaded
+    around every store to the state (which may be the same array, as far as the compiler knows).
+    """
+    if pos >= _MT_N:
         _mt_twist(mt)
-        pos[0] = 0
-    y = mt[pos[0]]
-    pos[0] += 1
+        pos = 0
+    y = mt[pos]
     y ^= y >> 11
     y ^= (y << 7) & 0x9D2C5680
     y ^= (y << 15) & 0xEFC60000
     y ^= y >> 18
-    return y
+    return y, pos + 1
 
 
 @njit(cache=True)
-def _shuffle_mt(key, out):
-    """PySolFC's ``MTRandom(number).shuffle(out)``: CPython's Mersenne Twister, randint via random()."""
-    mt = np.empty(_MT_N, dtype=np.int64)
+def _shuffle_mt_with(key, out, mt):
+    """PySolFC's ``MTRandom(number).shuffle(out)`` for the seed words ``key``: CPython's Mersenne
+    Twister, randint via random(); ``mt`` (at least 624 long) is the generator's scratch."""
     _mt_seed(key, mt)
-    pos = np.array([_MT_N], dtype=np.int64)
+    pos = _MT_N
     for n in range(out.shape[0] - 1, 0, -1):
-        a = _mt_next(mt, pos) >> 5
-        b = _mt_next(mt, pos) >> 6
+        a, pos = _mt_next(mt, pos)
+        b, pos = _mt_next(mt, pos)
+        a >>= 5
+        b >>= 6
         x = (a * 67108864.0 + b) / 9007199254740992.0
         j = int(x * (n + 1))
         tmp = out[n]
@@ -183,8 +196,15 @@ def _shuffle_mt(key, out):
 
 
 @njit(cache=True)
-def shuffle_into(number, out):
-    """Fill ``out`` (``(104,) int8``) with the shuffled pack of deal ``number`` (< 2**63)."""
+def _shuffle_mt(key, out):
+    """:func:`_shuffle_mt_with` with a scratch of its own (seeds of any length, from Python)."""
+    _shuffle_mt_with(key, out, np.empty(_MT_N, dtype=np.int64))
+
+
+@njit(cache=True)
+def shuffle_into(number, out, work):
+    """Fill ``out`` (``(104,) int8``) with the shuffled pack of deal ``number`` (< 2**63);
+    ``work`` is a ``(MT_WORK,) int64`` scratch array (overwritten)."""
     for i in range(N_CARDS):
         out[i] = i % 52
     if number < MS_LIMIT:
@@ -193,14 +213,10 @@ def shuffle_into(number, out):
         n_words = 0
         x = number
         while x > 0:
+            work[_MT_KEY + n_words] = x & _MASK32
             n_words += 1
             x >>= 32
-        key = np.empty(n_words, dtype=np.int64)
-        x = number
-        for w in range(n_words):
-            key[w] = x & _MASK32
-            x >>= 32
-        _shuffle_mt(key, out)
+        _shuffle_mt_with(work[_MT_KEY : _MT_KEY + n_words], out, work)
 
 
 def shuffled_pack(number: int) -> np.ndarray:
@@ -212,7 +228,7 @@ def shuffled_pack(number: int) -> np.ndarray:
     number = check_deal_number(number)
     out = full_pack()
     if number < 2**63:
-        shuffle_into(number, out)
+        shuffle_into(number, out, np.empty(MT_WORK, dtype=np.int64))
     else:  # beyond int64: build the seed words in Python
         key = np.array([(number >> (32 * w)) & _MASK32 for w in range((number.bit_length() + 31) // 32)])
         _shuffle_mt(key, out)

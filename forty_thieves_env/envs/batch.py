@@ -138,6 +138,25 @@ class BatchGames:
         self.seeded = False  # whether seed_rngs has given every game a generator
         self.seeds: list[int | None] = [None] * n  # what each game's generator was seeded with
         self._parallel = n >= PARALLEL_MIN_GAMES and num_threads != 1
+        #: The arrays the kernels step and reset, in the order of :data:`.batch_kernels.BUFS`
+        #: (allocated once: the tuple stays valid).
+        self.bufs = (
+            self.states,
+            self.masks,
+            self.obs,
+            self.obs_lay,
+            self.games,
+            self.ep_return,
+            self.rewards,
+            self.flags,
+            self.final_obs,
+            self.final_masks,
+            self.final_games,
+            self.final_return,
+            self.decks,
+            self.gens,
+            self.deal_pool,
+        )
         self.started = False  # whether every game has been reset once (a step before that is refused)
 
     # ----- views --------------------------------------------------------------------
@@ -257,6 +276,41 @@ class BatchGames:
             position: start from this position instead (text or ``GameState``, one for all
                 or a list of N); the game's deal number is then 0 and nothing is drawn.
         """
+        which, numbers = self.check_reset(seed, deal, which, position)
+        if position is not None:
+            arrays = self._check_positions(position, which)
+            self.seed_rngs(seed)
+            self._load_positions(arrays, which)
+            return
+        self.seed_rngs(seed)
+        if deal is None:
+            numbers = self.games[:, G_NEXT_DEAL].copy()
+            drawn = np.flatnonzero(which)
+        else:
+            drawn = np.zeros(0, dtype=np.int64)
+        with compile_notice("the batch reset kernel") if reset_batch not in _WARM else nullcontext():
+            reset_batch(self.cfg, self.params, which, numbers, self.bufs)
+        _WARM.add(reset_batch)  # it also cleared the games' rewards and flags
+        self._refill(drawn)
+        self.started = True
+
+    def check_reset(
+        self,
+        seed: object = None,
+        deal: object = None,
+        which: np.ndarray | None = None,
+        position: object = None,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Check :meth:`reset`'s arguments (positions aside) before anything changes.
+
+        Returns:
+            ``which`` as an ``(N,) bool`` array, and the ``(N,) int64`` deal numbers ``deal``
+            gives (``None`` when it gives none).
+
+        Raises:
+            TypeError, ValueError: a bad seed, ``which`` or deal; ``deal`` with ``position``;
+                a first reset of only some games.
+        """
         n = self.num_games
         # Everything is checked before anything changes: a refused reset leaves every game as it was.
         self.seed_list(seed)
@@ -266,47 +320,16 @@ class BatchGames:
             raise ValueError(f"which must be a ({n},) bool array, got {which!r}")
         if not self.started and not which.all():
             raise ValueError("the first reset must reset every game (which=None or all true)")
-        if position is not None:
-            if deal is not None:
-                raise ValueError("give either a deal or a position, not both")
-            arrays = self._check_positions(position, which)
-            self.seed_rngs(seed)
-            self._load_positions(arrays, which)
-            return
-        if deal is not None:
-            if not isinstance(deal, (Sequence, np.ndarray)) or isinstance(deal, str) or np.ndim(deal) == 0:
-                numbers = np.full(n, check_reset_deal(deal), dtype=np.int64)  # one number for every game
-            else:
-                numbers = check_deal_numbers(deal, "options['deal']", MAX_ENV_DEAL)
-                if numbers.shape != (n,):
-                    raise ValueError(
-                        f"options['deal'] must be one deal number or num_envs={n} of them, got {len(numbers)}"
-                    )
-        self.seed_rngs(seed)
         if deal is None:
-            numbers = self.games[:, G_NEXT_DEAL].copy()
-            drawn = np.flatnonzero(which)
-        else:
-            drawn = np.zeros(0, dtype=np.int64)
-        with compile_notice("the batch reset kernel") if reset_batch not in _WARM else nullcontext():
-            reset_batch(
-                self.states,
-                self.cfg,
-                self.masks,
-                self.obs,
-                self.obs_lay,
-                self.games,
-                self.ep_return,
-                self.params,
-                which,
-                numbers,
-                self.decks,
-            )
-        _WARM.add(reset_batch)
-        self.flags[:, which] = False
-        self.rewards[which] = 0.0
-        self._refill(drawn)
-        self.started = True
+            return which, None
+        if position is not None:
+            raise ValueError("give either a deal or a position, not both")
+        if not isinstance(deal, (Sequence, np.ndarray)) or isinstance(deal, str) or np.ndim(deal) == 0:
+            return which, np.full(n, check_reset_deal(deal), dtype=np.int64)  # one number for every game
+        numbers = check_deal_numbers(deal, "options['deal']", MAX_ENV_DEAL)
+        if numbers.shape != (n,):
+            raise ValueError(f"options['deal'] must be one deal number or num_envs={n} of them, got {len(numbers)}")
+        return which, numbers
 
     def _check_positions(self, position: object, which: np.ndarray) -> dict[int, np.ndarray]:
         """The state array of each game of ``which`` from ``position`` (one for all, or a list of N), checked."""
@@ -357,29 +380,11 @@ class BatchGames:
         a = self.actions
         a[:] = checked
         kernel = step_batch_parallel if self._parallel else step_batch_serial
-        bufs = (
-            self.states,
-            self.masks,
-            self.obs,
-            self.obs_lay,
-            self.games,
-            self.ep_return,
-            self.rewards,
-            self.flags,
-            self.final_obs,
-            self.final_masks,
-            self.final_games,
-            self.final_return,
-            self.decks,
-            self.gens,
-            self.deal_pool,
-            *outs,
-        )  # in the order step_games unpacks them
         if kernel in _WARM:
-            self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+            self._run(kernel, self.cfg, self.spec, self.params, a, self.bufs, outs, PARALLEL_CHUNK)
             return
         with compile_notice("the batch step kernel"):  # the first call of this process may compile it
-            self._run(kernel, self.cfg, self.spec, self.params, a, bufs, PARALLEL_CHUNK)
+            self._run(kernel, self.cfg, self.spec, self.params, a, self.bufs, outs, PARALLEL_CHUNK)
         _WARM.add(kernel)
 
     def _run(self, kernel, *args) -> None:

@@ -25,9 +25,21 @@ Every game keeps the number of its legal actions (``games[:, G_LEGAL]``): the st
 it with the few mask entries it rewrites, so that neither the end-of-episode test nor the
 random-action sampler has to scan a mask.
 
-:func:`step_games` runs :func:`~.step.step_one` (one game's step) plus the time limit,
-autoreset and the copies to the ``out_*`` arrays for a range of games; the two entry points
-run it over every game, in parallel over the cores (``prange``) or serially.
+:func:`step_game` is one game's whole step: :func:`~.step.step_one` (the move, mask,
+observation and reward) plus the time limit and autoreset; :func:`reset_game` deals one
+game, and :func:`reset_chosen` resets a game that a reset chose. They are written once for
+every target: they allocate nothing and use no CPU-only device (their scratch comes from
+the caller), so that the CUDA kernels of :mod:`.cuda_kernels` (one game a thread) call the
+very same code. The CPU wrappers add what only a CPU needs: :func:`step_games` runs
+:func:`step_game` over a range of games on views without reference counts
+(:func:`~forty_thieves_env.engine.bits.unowned`) and copies each game's results to the
+``out_*`` arrays; the two entry points run it over every game, in parallel over the cores
+(``prange``) or serially; :func:`reset_batch` runs :func:`reset_chosen` over every game.
+
+The per-game functions take the batch arrays as one tuple, ``bufs``, in this order (the
+order of :data:`BUFS`): ``states, masks, obs, obs_lay, games, ep_return, rewards, flags,
+final_obs, final_masks, final_games, final_return, decks, gens, pool``; ``pool`` is the
+``deals=`` pool (empty: the training range).
 
 Autoreset: ``AUTORESET_NEXT_STEP`` (Gymnasium's default): a game whose episode ended is
 reset by its next step, whose action is ignored and whose reward is 0.
@@ -40,9 +52,11 @@ of ``gens``: resets need no Python.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from ..engine.bits import copy_bytes, unowned
+from ..engine.deals import MT_WORK
 from ..engine.pcg64 import draw_deal_from
 from .observation import copy_obs, gather_obs, obs_place
 from .sampling import DEAL_RANGE
@@ -72,96 +86,174 @@ F_ILLEGAL = 3  # the action was refused
 F_RESET = 4  # NEXT_STEP: this step was a reset (action ignored)
 F_LEN = 5
 
+#: The names of the arrays of ``bufs``, in its order (see the module docstring).
+BUFS = (
+    "states",
+    "masks",
+    "obs",
+    "obs_lay",
+    "games",
+    "ep_return",
+    "rewards",
+    "flags",
+    "final_obs",
+    "final_masks",
+    "final_games",
+    "final_return",
+    "decks",
+    "gens",
+    "pool",
+)
 
-@njit(cache=True)
-def step_games(lo, hi, cfg, spec, params, actions, bufs):
-    """Step games ``lo..hi-1`` of a batch: :func:`step_one`, the time limit, then autoreset.
 
-    ``bufs`` is the tuple of batch arrays :meth:`BatchGames.step` passes (see its order there).
-    When ``out_obs`` is not empty, each game's observation, mask and info counters after its
-    step are also copied to ``out_obs``, ``out_masks`` and ``out_info`` (rows deal, moves,
-    cards home) while they are still in the core's cache: fresh arrays that the caller hands
-    out without copying them again.
+# ------------------------------------------------------------------ per game, every target
+
+
+@njit(cache=True, inline="always")
+def reset_game(i, cfg, params, number, draw, bufs, work):
+    """Deal ``number`` into game ``i`` (state, mask, observation, counters) and zero its
+    episode return; with ``draw``, draw the number of its next deal (``G_NEXT_DEAL``) from
+    its generator. ``work`` is a ``(MT_WORK,) int64`` scratch array."""
+    states, masks, obs, obs_lay, games, ep_return = bufs[:6]
+    decks, gens, pool = bufs[12:15]
+    g = games[i]
+    reset_one(states[i], cfg, masks[i], obs, obs_place(obs_lay, i), params, g, number, decks[i], work)
+    ep_return[i] = 0.0
+    if draw:
+        g[G_NEXT_DEAL] = draw_deal_from(gens[i], pool, DEAL_RANGE[0], DEAL_RANGE[1])
+
+
+@njit(cache=True, inline="always")
+def reset_chosen(i, cfg, params, which, numbers, bufs, work):
+    """If ``which[i]``: reset game ``i`` (:func:`reset_game`) and clear its reward and flags.
+
+    With ``numbers`` (``(N,) int64``), the game gets deal ``numbers[i]`` and draws nothing;
+    with an empty ``numbers``, it gets its pre-drawn next deal (``G_NEXT_DEAL``) and draws
+    the one after from its generator (a reset without a seed, on the GPU).
+    """
+    if not which[i]:
+        return
+    games, rewards, flags = bufs[4], bufs[6], bufs[7]
+    given = numbers.shape[0] > 0
+    number = numbers[i] if given else games[i, G_NEXT_DEAL]
+    reset_game(i, cfg, params, number, not given, bufs, work)
+    rewards[i] = 0.0
+    for f in range(F_LEN):
+        flags[f, i] = False
+
+
+@njit(cache=True, inline="always")
+def step_game(i, cfg, spec, params, action, bufs, work):
+    """Step game ``i`` with ``action``: :func:`step_one`, the time limit, then autoreset.
+
+    Writes the game's reward and flags; a game that a step resets (``NEXT_STEP``: the step
+    after its episode ended; ``SAME_STEP``: the step that ended it, after copying its last
+    observation, mask, counters and return to the ``final_*`` arrays) gets its pre-drawn
+    next deal, and the number of the one after is drawn from its generator.
     """
     states, masks, obs, obs_lay, games, ep_return, rewards, flags = bufs[:8]
+    final_obs, final_masks, final_games, final_return = bufs[8:12]
+    g = games[i]
+    # Read before the step's stores to int64 arrays, which the compiler cannot tell apart from
+    # ``params``: read after them, it is loaded again for every game.
+    max_steps = params[P_MAX_STEPS]
+    if g[G_PENDING]:  # NEXT_STEP: the episode ended last step; this step resets it
+        reset_game(i, cfg, params, g[G_NEXT_DEAL], True, bufs, work)
+        rewards[i] = 0.0
+        flags[F_TERMINATED, i] = False
+        flags[F_TRUNCATED, i] = False
+        flags[F_WON, i] = False
+        flags[F_ILLEGAL, i] = False
+        flags[F_RESET, i] = True
+        return
+    place = obs_place(obs_lay, i)
+    r, status, _, _ = step_one(states[i], cfg, masks[i], obs, place, spec, action, params, g)
+    rewards[i] = r
+    ep_return[i] += r
+    terminated = (status & ST_TERMINATED) != 0
+    truncated = max_steps > 0 and g[G_ELAPSED] >= max_steps
+    flags[F_TERMINATED, i] = terminated
+    flags[F_TRUNCATED, i] = truncated
+    flags[F_WON, i] = (status & ST_WON) != 0
+    flags[F_ILLEGAL, i] = (status & ST_ILLEGAL) != 0
+    flags[F_RESET, i] = False
+    if not (terminated or truncated):
+        return
+    if params[P_AUTORESET] == AUTORESET_NEXT_STEP:
+        g[G_PENDING] = 1
+        return
+    gather_obs(cfg, obs, place, params[P_ORACLE], final_obs[i])
+    # Element loops, not slice copies: a slice copy compiles numba's shape-mismatch error
+    # path (string formatting; seconds of a first run, and no CUDA), for a case that cannot occur.
+    for a in range(masks.shape[1]):
+        final_masks[i, a] = masks[i, a]
+    for k in range(g.shape[0]):
+        final_games[i, k] = g[k]
+    final_return[i] = ep_return[i]
+    reset_game(i, cfg, params, g[G_NEXT_DEAL], True, bufs, work)
+
+
+# ------------------------------------------------------------------------ CPU wrappers
+
+
+@njit(cache=True, inline="always")
+def _unowned_bufs(bufs):
+    """``bufs`` as views without reference counts (see :func:`unowned`)."""
+    states, masks, obs, obs_lay, games, ep_return, rewards, flags = bufs[:8]
     final_obs, final_masks, final_games, final_return, decks, gens, pool = bufs[8:15]
-    out_obs, out_masks, out_info = bufs[15:]
+    return (
+        unowned(states),
+        unowned(masks),
+        unowned(obs),
+        unowned(obs_lay),
+        unowned(games),
+        unowned(ep_return),
+        unowned(rewards),
+        unowned(flags),
+        unowned(final_obs),
+        unowned(final_masks),
+        unowned(final_games),
+        unowned(final_return),
+        unowned(decks),
+        unowned(gens),
+        unowned(pool),
+    )
+
+
+@njit(cache=True)
+def step_games(lo, hi, cfg, spec, params, actions, bufs, outs):
+    """Step games ``lo..hi-1`` of a batch with :func:`step_game`.
+
+    ``bufs`` is the tuple of batch arrays (see :data:`BUFS`); ``outs`` is ``(out_obs,
+    out_masks, out_info)``. When ``out_obs`` is not empty, each game's observation, mask and
+    info counters after its step are also copied to ``out_obs``, ``out_masks`` (flat) and
+    ``out_info`` (rows deal, moves, cards home) while they are still in the core's cache:
+    fresh arrays that the caller hands out without copying them again.
+    """
+    bufs = _unowned_bufs(bufs)
     cfg = unowned(cfg)
     spec = unowned(spec)
     params = unowned(params)
     actions = unowned(actions)
-    ep_return = unowned(ep_return)
-    rewards = unowned(rewards)
-    flags = unowned(flags)
-    final_return = unowned(final_return)
-    states = unowned(states)
-    masks = unowned(masks)
-    obs = unowned(obs)
-    obs_lay = unowned(obs_lay)
-    games = unowned(games)
-    decks = unowned(decks)
-    gens = unowned(gens)
-    pool = unowned(pool)
-    final_obs = unowned(final_obs)
-    final_masks = unowned(final_masks)
-    final_games = unowned(final_games)
-    out_obs = unowned(out_obs)
-    out_masks = unowned(out_masks)
-    out_info = unowned(out_info)
+    out_obs = unowned(outs[0])
+    out_masks = unowned(outs[1])
+    out_info = unowned(outs[2])
+    masks, obs, obs_lay, games = bufs[1], bufs[2], bufs[3], bufs[4]
     emit = out_masks.shape[0] > 0
     emit_obs = out_obs.shape[0] > 0
     n_act = masks.shape[1]
     masks_flat = masks.reshape(masks.shape[0] * n_act)
-    auto_next = params[P_AUTORESET] == AUTORESET_NEXT_STEP
-    max_steps = params[P_MAX_STEPS]
     oracle = params[P_ORACLE]
-    deal_low, deal_high = DEAL_RANGE  # compile-time constants
+    work = np.empty(MT_WORK, dtype=np.int64)  # the deal shuffle's scratch, for every reset of the range
     for i in range(lo, hi):
-        g = games[i]
-        place = obs_place(obs_lay, i)
-        if g[G_PENDING]:  # NEXT_STEP: the episode ended last step; this step resets it
-            reset_one(states[i], cfg, masks[i], obs, place, params, g, g[G_NEXT_DEAL], decks[i])
-            g[G_NEXT_DEAL] = draw_deal_from(gens[i], pool, deal_low, deal_high)
-            ep_return[i] = 0.0
-            rewards[i] = 0.0
-            flags[F_TERMINATED, i] = False
-            flags[F_TRUNCATED, i] = False
-            flags[F_WON, i] = False
-            flags[F_ILLEGAL, i] = False
-            flags[F_RESET, i] = True
-        else:
-            r, status, _, _ = step_one(states[i], cfg, masks[i], obs, place, spec, actions[i], params, g)
-            rewards[i] = r
-            ep_return[i] += r
-            terminated = (status & ST_TERMINATED) != 0
-            truncated = max_steps > 0 and g[G_ELAPSED] >= max_steps
-            flags[F_TERMINATED, i] = terminated
-            flags[F_TRUNCATED, i] = truncated
-            flags[F_WON, i] = (status & ST_WON) != 0
-            flags[F_ILLEGAL, i] = (status & ST_ILLEGAL) != 0
-            flags[F_RESET, i] = False
-            if terminated or truncated:
-                if auto_next:
-                    g[G_PENDING] = 1
-                else:
-                    gather_obs(cfg, obs, place, oracle, final_obs[i])
-                    # Element loops, not slice copies: a slice copy compiles numba's shape-mismatch
-                    # error path (string formatting), seconds of a first run for a case that cannot occur.
-                    for a in range(n_act):
-                        final_masks[i, a] = masks[i, a]
-                    for k in range(g.shape[0]):
-                        final_games[i, k] = g[k]
-                    final_return[i] = ep_return[i]
-                    reset_one(states[i], cfg, masks[i], obs, place, params, g, g[G_NEXT_DEAL], decks[i])
-                    g[G_NEXT_DEAL] = draw_deal_from(gens[i], pool, deal_low, deal_high)
-                    ep_return[i] = 0.0
+        step_game(i, cfg, spec, params, actions[i], bufs, work)
         if emit_obs:
-            copy_obs(cfg, obs, place, oracle, out_obs)
+            copy_obs(cfg, obs, obs_place(obs_lay, i), oracle, out_obs)
         if emit:
             copy_bytes(out_masks, i * n_act, masks_flat, i * n_act, n_act)
-            out_info[0, i] = g[G_DEAL]
-            out_info[1, i] = g[G_MOVES]
-            out_info[2, i] = g[G_CARDS]
+            out_info[0, i] = games[i, G_DEAL]
+            out_info[1, i] = games[i, G_MOVES]
+            out_info[2, i] = games[i, G_CARDS]
 
 
 # Two thin entry points over :func:`step_games`, not one function compiled twice: numba's
@@ -169,27 +261,29 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs):
 
 
 @njit(parallel=True, cache=True)
-def step_batch_parallel(cfg, spec, params, actions, bufs, chunk):
+def step_batch_parallel(cfg, spec, params, actions, bufs, outs, chunk):
     """Step every game, ``chunk`` games per work item, over numba's threads."""
     n = actions.shape[0]
     for c in prange((n + chunk - 1) // chunk):
-        step_games(c * chunk, min(n, (c + 1) * chunk), cfg, spec, params, actions, bufs)
+        step_games(c * chunk, min(n, (c + 1) * chunk), cfg, spec, params, actions, bufs, outs)
 
 
 @njit(cache=True)
-def step_batch_serial(cfg, spec, params, actions, bufs, chunk):
+def step_batch_serial(cfg, spec, params, actions, bufs, outs, chunk):
     """Step every game in the calling thread (small batches, ``num_threads=1``)."""
-    step_games(0, actions.shape[0], cfg, spec, params, actions, bufs)
+    step_games(0, actions.shape[0], cfg, spec, params, actions, bufs, outs)
 
 
 @njit(cache=True)
-def reset_batch(states, cfg, masks, obs, obs_lay, games, ep_return, params, which, numbers, decks):
-    """Deal ``numbers[i]`` into every game ``i`` with ``which[i]`` (resets are rare: serial)."""
+def reset_batch(cfg, params, which, numbers, bufs):
+    """Reset every game ``i`` with ``which[i]`` (:func:`reset_chosen`; resets are rare: serial).
+
+    :meth:`BatchGames.reset` gives the ``numbers`` (its games' pre-drawn next deals when no
+    deal is asked for) and draws the next deals itself, after seeding.
+    """
     # The config as step_games passes it, so that one compiled reset_one (and the legal mask,
     # observation and deal kernels under it) serves both: half the first run's compiling.
     cfg = unowned(cfg)
-    for i in range(states.shape[0]):
-        if which[i]:
-            place = obs_place(obs_lay, i)
-            reset_one(states[i], cfg, masks[i], obs, place, params, games[i], numbers[i], decks[i])
-            ep_return[i] = 0.0
+    work = np.empty(MT_WORK, dtype=np.int64)
+    for i in range(which.shape[0]):
+        reset_chosen(i, cfg, params, which, numbers, bufs, work)

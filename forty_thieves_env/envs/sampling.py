@@ -5,12 +5,15 @@ row of a batch of masks, in one compiled call (a random-legal-move agent, and wh
 :meth:`~.vector.FortyThievesVectorEnv.random_legal_actions` returns). :func:`draw_deal`
 draws a deal number as the single environment does at reset; :func:`draw_next_deals`
 draws the same numbers from a batch's generator states (:mod:`forty_thieves_env.engine.pcg64`).
+:func:`sample_game` is the per-game draw they share with the CUDA sampler, which takes its
+uniform numbers from :func:`hashed_uniform` when it is given a seed.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba import uint64 as u64
 
 from ..engine.bits import load_u64, nth_bit, pack_bytes, popcount, unowned
 from ..engine.deals import TRAIN_RANGE
@@ -94,6 +97,25 @@ def _pick(u, n):
     return min(int(u * n), n - 1)
 
 
+@njit(cache=True, inline="always")
+def sample_game(masks, i, n, u):
+    """A legal action of row ``i`` of the C-contiguous ``masks``, which has ``n`` of them: the
+    ``floor(u * n)``-th (0 when ``n`` is 0). The one per-game draw of every sampler, on the
+    CPU and in the CUDA kernels (:mod:`.cuda_kernels`) alike."""
+    return 0 if n == 0 else _nth_legal(masks, i, _pick(u, n))
+
+
+@njit(cache=True, inline="always")
+def hashed_uniform(seed, i):
+    """A uniform float in ``[0, 1)`` from the integers ``seed`` and ``i`` (SplitMix64's mixer):
+    a draw per game that needs no generator state, for samplers on a GPU."""
+    z = u64(seed) + (u64(i) + u64(1)) * u64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> u64(30))) * u64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> u64(27))) * u64(0x94D049BB133111EB)
+    z ^= z >> u64(31)
+    return np.float64(z >> u64(11)) * (1.0 / 9007199254740992.0)
+
+
 @njit(cache=True)
 def sample_legal(masks, uniforms, out):
     """``out[i]``: a legal action of row ``i`` of ``masks``, the ``floor(uniforms[i] * n_legal)``-th
@@ -103,8 +125,7 @@ def sample_legal(masks, uniforms, out):
         masks = np.ascontiguousarray(masks)
     masks = unowned(masks)
     for i in range(masks.shape[0]):
-        n = _count_legal(masks, i)
-        out[i] = 0 if n == 0 else _nth_legal(masks, i, _pick(uniforms[i], n))
+        out[i] = sample_game(masks, i, _count_legal(masks, i), uniforms[i])
 
 
 @njit(cache=True)
@@ -113,5 +134,4 @@ def sample_counted(masks, games, uniforms, out):
     legal actions: no counting pass."""
     masks = unowned(masks)
     for i in range(masks.shape[0]):
-        n = games[i, G_LEGAL]
-        out[i] = 0 if n == 0 else _nth_legal(masks, i, _pick(uniforms[i], n))
+        out[i] = sample_game(masks, i, games[i, G_LEGAL], uniforms[i])

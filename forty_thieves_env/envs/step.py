@@ -4,7 +4,8 @@
 mask, the observation and the game's counters up to date, recomputing only what the move
 can change; :func:`reset_one` deals a game and computes them all. The single environment
 (:class:`~.env.FortyThievesEnv`) calls :func:`step_one` directly, once per step; the batch
-kernels (:mod:`.batch_kernels`) call both for every game of a batch. Neither allocates.
+kernels (:mod:`.batch_kernels`, and :mod:`.cuda_kernels` on a GPU) call both for every game of a
+batch. Neither allocates.
 
 What they read and write besides the state array ``s`` and its config ``cfg``:
 
@@ -125,9 +126,14 @@ def step_one(s, cfg, mask, obs, place, spec, action, params, g):
 
 
 @njit(cache=True)
-def reset_one(s, cfg, mask, obs, place, params, g, number, deck):
-    """Deal PySolFC deal ``number`` into ``s`` and refresh the mask, observation and counters."""
-    shuffle_into(number, deck)
+def reset_one(s, cfg, mask, obs, place, params, g, number, deck, work):
+    """Deal PySolFC deal ``number`` into ``s`` and refresh the mask, observation and counters.
+
+    ``deck`` (``(104,) int8``) and ``work`` (``(MT_WORK,) int64``, see
+    :func:`~forty_thieves_env.engine.deals.shuffle_into`) are scratch arrays: the reset
+    allocates nothing, so that a CUDA kernel can run it too.
+    """
+    shuffle_into(number, deck, work)
     deal_layout(s, cfg, deck)
     g[G_LEGAL] = legal_mask(s, cfg, mask)
     encode_obs(s, cfg, obs, place, params[P_ORACLE])
