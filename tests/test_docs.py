@@ -21,7 +21,7 @@ import pytest
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "mkdocs.yml").is_file())
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-PAGES = sorted(DOCS.glob("*.md"))
+PAGES = sorted(DOCS.glob("**/*.md"))  # the research log in docs/research/ too
 MAX_README_LINES = 250
 
 # [text](target) and ![alt](target), with an optional "title" after the target.
@@ -118,7 +118,7 @@ def test_relative_links_resolve(path):
 
 def test_docs_has_the_pages_mkdocs_lists():
     listed = set(re.findall(r":\s*([\w./-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M))
-    assert listed == {p.name for p in PAGES}
+    assert listed == {p.relative_to(DOCS).as_posix() for p in PAGES}
 
 
 def test_readme_is_short_and_starts_with_the_two_commands():
