@@ -175,3 +175,25 @@ def test_settings_take_the_config_schedules() -> None:
     assert isinstance(s, PPOSettings)
     assert s.learning_rate(1.0) == pytest.approx(1e-3) and s.learning_rate(0.5) == pytest.approx(5e-4)
     assert s.clip_range(0.3) == config.clip_range and s.clip_range_vf is not None and s.clip_range_vf(0.0) == 0.5
+
+
+@pytest.mark.cuda
+def test_a_rollout_and_an_update_on_a_gpu() -> None:
+    """On a GPU: the facts in torch equal the compiled ones for the games' observations, and a
+    collect and an update run there (legal actions, finite losses, the weights move)."""
+    env_id, config = load_config(PPO_YAML, "FortyThieves-v0", [*SMALL, "n_envs=256", "batch_size=1024"])
+    model = model_container(config, env_id, "cuda")
+    games = TorchGames(config.n_envs, env_id, device="cuda", seed=5, **config.env_kwargs)
+    games.reset()
+    fx = model.policy.features_extractor
+    obs = {k: v.clone() for k, v in games.obs.items()}
+    for on_gpu, on_cpu in zip(fx.facts(obs), fx.facts({k: v.cpu() for k, v in obs.items()}), strict=True):
+        assert on_gpu.is_cuda and torch.equal(on_gpu.cpu(), on_cpu)
+    before = {k: v.clone() for k, v in model.policy.state_dict().items()}
+    ppo = TorchPPO(model.policy, games, settings_of(config), seed=0)
+    ppo.collect()
+    r = ppo.rollout
+    assert bool(r.masks.gather(2, r.actions.unsqueeze(2)).all())
+    stats = ppo.update(1.0)
+    assert all(np.isfinite(v) for v in stats.values())
+    assert any(not torch.equal(v, before[k]) for k, v in model.policy.state_dict().items())

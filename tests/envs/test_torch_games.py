@@ -113,3 +113,27 @@ def test_bad_actions_and_devices_are_refused() -> None:
 def test_cuda_without_a_gpu_says_what_is_missing() -> None:
     with pytest.raises(ValueError, match=r"device='cuda'.*no CUDA GPU"):
         TorchGames(2, "classic", device="cuda")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("env_id", ["FortyThieves-v0", "FortyThieves-RankAndFile-v0"])
+def test_cuda_tensors_follow_the_cpu_games(env_id: str) -> None:
+    """On a GPU: the same trajectories as on the CPU, the tensors on the device and zero-copy."""
+    n = 512
+    cpu = TorchGames(n, env_id, seed=3, max_episode_steps=50, observation="oracle")
+    gpu = TorchGames(n, env_id, device="cuda", seed=3, max_episode_steps=50, observation="oracle")
+    obs_c, info_c = cpu.reset()
+    obs_g, info_g = gpu.reset()
+    assert obs_g["tableau"].device.type == "cuda" and info_g["action_mask"].device.type == "cuda"
+    ptr = obs_g["tableau"].data_ptr()
+    rng = np.random.default_rng(1)
+    for _ in range(120):
+        for k in obs_c:
+            assert torch.equal(obs_c[k], obs_g[k].cpu()), k
+        assert torch.equal(info_c["action_mask"], info_g["action_mask"].cpu())
+        actions = cpu.random_actions(rng)
+        obs_c, r_c, te_c, tr_c, info_c = cpu.step(actions)
+        obs_g, r_g, te_g, tr_g, info_g = gpu.step(actions.cuda())
+        assert torch.equal(r_c, r_g.cpu()) and torch.equal(te_c, te_g.cpu()) and torch.equal(tr_c, tr_g.cpu())
+        assert torch.equal(info_c["deal"], info_g["deal"].cpu())
+    assert obs_g["tableau"].data_ptr() == ptr, "the observation tensor was copied"
