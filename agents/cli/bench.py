@@ -1,4 +1,4 @@
-"""``forty-thieves bench``: env steps/s and MaskablePPO frames per second in one table.
+"""``forty-thieves bench``: env steps/s (on the GPU too, where there is one) and training steps/s in one table.
 
 The env rows are :mod:`agents.evaluation.bench`'s, the training rows
 :mod:`agents.training.throughput`'s; ``benchmarks/bench_all.py`` runs the same command.
@@ -13,7 +13,16 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from agents.evaluation.bench import HEADER, Row, bench_native, bench_single, bench_sync, format_row
+from agents.evaluation.bench import (
+    HEADER,
+    Row,
+    bench_device,
+    bench_native,
+    bench_single,
+    bench_sync,
+    format_row,
+    gpu_available,
+)
 
 
 def run_bench(
@@ -21,6 +30,7 @@ def run_bench(
     *,
     seconds: float = 4.0,
     num_envs: int = 4096,
+    device_envs: int = 65_536,
     sync_envs: int = 16,
     ppo_envs: int = 16,
     ppo_timesteps: int = 16384,
@@ -49,6 +59,8 @@ def run_bench(
     add(bench_sync(env_id, sync_envs, seconds, seed))
     add(bench_native(env_id, num_envs, seconds, 1, seed))
     add(bench_native(env_id, num_envs, seconds, None, seed))
+    if gpu_available():
+        add(bench_device(env_id, device_envs, seconds, seed))
     if ppo:
         from agents.training.throughput import config_rows, fixed_rows, trainer_rows
 
@@ -98,6 +110,12 @@ def summary(rows: Sequence[Row]) -> list[str]:
         )
         verdict = "met" if cfg.rate >= 30_000 else "NOT met"
         lines.append(f"target config training >= 30,000 steps/s: {cfg.rate:,.0f} ({verdict})")
+    device = next((r for r in rows if r.name == "CudaGames (GPU)"), None)
+    if device is not None:
+        lines.append(
+            f"GPU batch engine: {device.rate:,.0f} steps/s with {device.envs:,} games"
+            " (targets: >= 200,000,000 on classic, >= 30,000,000 on every preset)"
+        )
     sb3, ours = ppo.get("MaskablePPO, paired"), next((r for r in rows if r.name == "TorchPPO, paired"), None)
     if sb3 and ours:
         ratio = ours.rate / sb3.rate
@@ -114,6 +132,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", default="FortyThieves-v0", help="env id (default: FortyThieves-v0)")
     parser.add_argument("--seconds", type=float, default=4.0, help="timed seconds per env row (default: 4)")
     parser.add_argument("--num-envs", type=int, default=4096, help="games in the native vector env (default: 4096)")
+    parser.add_argument(
+        "--device-envs", type=int, default=65_536, help="games on the GPU, where one is (default: 65536)"
+    )
     parser.add_argument("--sync-envs", type=int, default=16, help="envs in the SyncVectorEnv (default: 16)")
     parser.add_argument("--ppo-envs", type=int, default=16, help="envs for MaskablePPO (default: 16)")
     parser.add_argument(
@@ -152,6 +173,7 @@ def run_cli(args: argparse.Namespace) -> int:
         args.env,
         seconds=args.seconds,
         num_envs=args.num_envs,
+        device_envs=args.device_envs,
         sync_envs=args.sync_envs,
         ppo_envs=args.ppo_envs,
         ppo_timesteps=args.ppo_timesteps,

@@ -9,6 +9,8 @@ One run measures, for one variant:
   "vector_entry_point")`` (:class:`~forty_thieves_env.envs.vector.FortyThievesVectorEnv`):
   observations, infos, masks and autoreset every step, ``num_threads=1`` and numba's
   default (every core).
+* **CudaGames (GPU)**, where numba-cuda finds a GPU: the batch engine on the device, random
+  legal actions written by a sampler kernel between steps (:func:`bench_device`).
 
 The vector rows choose a random legal action per game with the compiled sampler of
 :mod:`forty_thieves_env.envs.batch`, inside the timed loop. Episodes end as in training (won,
@@ -137,6 +139,47 @@ def bench_native(env_id: str, num_envs: int, seconds: float, num_threads: int | 
     threads = str(num_threads) if num_threads is not None else f"all ({numba.get_num_threads()})"
     envs.close()
     return Row("native vector env", num_envs, threads, steps, wall, cpu)
+
+
+def gpu_available() -> bool:
+    """Whether numba-cuda is installed and finds a GPU (the device rows run only then)."""
+    import importlib.util
+
+    if importlib.util.find_spec("numba_cuda") is None:
+        return False
+    from numba import cuda
+
+    return bool(cuda.is_available())
+
+
+def bench_device(env_id: str, num_envs: int, seconds: float, seed: int = 0) -> Row:
+    """The batch engine on the GPU (:class:`~forty_thieves_env.envs.cuda_games.CudaGames`):
+    observations, masks, rewards and autoreset every step, the actions from outside the step
+    (written by the sampler kernel into a device array, as a policy's would be)."""
+    from numba import cuda
+
+    from forty_thieves_env.envs.cuda_games import CudaGames
+    from forty_thieves_env.envs.registration import ENV_IDS, MAX_EPISODE_STEPS
+
+    games = CudaGames(num_envs, ENV_IDS[env_id], autoreset="same_step", max_episode_steps=MAX_EPISODE_STEPS)
+    games.reset(seed=seed)
+    actions = cuda.device_array(num_envs, dtype=np.int64)
+    state = {"t": 0}
+
+    def loop(deadline: float) -> int:
+        steps = 0
+        while time.perf_counter() < deadline:
+            for _ in range(50):
+                games.sample_legal(actions, seed + state["t"])
+                games.step(actions)
+                state["t"] += 1
+            games.synchronize()
+            steps += 50 * num_envs
+        return steps
+
+    loop(time.perf_counter() + min(2.0, seconds))  # compiles (or loads) the kernels
+    steps, wall, cpu = timed(loop, seconds)
+    return Row("CudaGames (GPU)", num_envs, "gpu", steps, wall, cpu, "sampler kernel + step kernel")
 
 
 HEADER = (
