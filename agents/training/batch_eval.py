@@ -75,8 +75,8 @@ class ValidationGames:
         steps = 0
         # A game's episode lasts at most MAX_EPISODE_STEPS steps; one more lets the last one end.
         while not bool(done.all()) and steps <= MAX_EPISODE_STEPS:
-            log_probs = masked_log_probs(logits_of(obs), info["action_mask"])
-            actions = log_probs.argmax(1) if deterministic else sample_actions(log_probs, gen)
+            log_probs, probs = masked_log_probs(logits_of(obs), info["action_mask"])
+            actions = log_probs.argmax(1) if deterministic else sample_actions(probs, gen)
             obs, _, terminated, truncated, info = g.step(actions)
             steps += 1
             ended = (terminated | truncated) & ~done

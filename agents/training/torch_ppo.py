@@ -33,30 +33,37 @@ from .rollout import Rollout
 MASKED_LOGIT = -1e8
 
 
-def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    """``(B, n)`` log-probabilities of the policy restricted to the legal actions."""
-    return torch.log_softmax(logits.masked_fill(~masks, MASKED_LOGIT), dim=-1)
+def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(log_probs, probs)``, both ``(B, n)``, of the policy restricted to the legal actions.
+
+    The probabilities come from ``softmax``, not from ``exp(log_probs)``: ``exp`` of a masked
+    action's log-probability (about ``-1e8``) takes torch's slow path for results that
+    underflow, 15 times the time of a normal ``exp`` on the CPU (5.6 ms against 0.4 ms for
+    ``softmax`` over 8,192 x 112), where ``softmax`` gives the same exact zeros at full speed.
+    """
+    masked = logits.masked_fill(~masks, MASKED_LOGIT)
+    return torch.log_softmax(masked, dim=-1), torch.softmax(masked, dim=-1)
 
 
-def sample_actions(log_probs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """``(B,)`` actions drawn from ``exp(log_probs)`` by inverse CDF (never a masked one).
+def sample_actions(probs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """``(B,)`` actions drawn from ``probs`` by inverse CDF (never one of probability 0).
 
     A cumulative sum and a binary search: on the CPU tens of times faster than
     ``torch.multinomial`` over the same rows.
     """
-    cdf = log_probs.exp().cumsum(-1)  # (B, n)
+    cdf = probs.cumsum(-1)  # (B, n)
     u = torch.rand((cdf.shape[0], 1), generator=generator, device=cdf.device, dtype=cdf.dtype) * cdf[:, -1:]
     return torch.searchsorted(cdf, u, right=True).squeeze(-1).clamp_(max=cdf.shape[1] - 1)
 
 
-def masked_entropy(log_probs: torch.Tensor) -> torch.Tensor:
+def masked_entropy(log_probs: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
     """``(B,)`` entropy of a distribution from :func:`masked_log_probs`.
 
-    A masked action's log-probability is about ``-1e8`` and its probability exactly 0 (``exp``
-    underflows), so its term ``p * log p`` is exactly 0: no mask is needed (sb3-contrib applies
-    one; the sums are equal, a test holds them to it).
+    A masked action's probability is exactly 0 and its log-probability finite (about ``-1e8``),
+    so its term ``p * log p`` is exactly 0: no mask is needed (sb3-contrib applies one; the
+    sums are equal, a test holds them to it).
     """
-    return -(log_probs.exp() * log_probs).sum(-1)
+    return -(probs * log_probs).sum(-1)
 
 
 def encoder_of(policy: Any) -> Callable[[Any], Any] | None:
@@ -202,8 +209,8 @@ class TorchPPO:
             r.store_obs(t, self.inputs(g.obs))
             r.masks[t].copy_(info["action_mask"])
             logits, values = self.inputs.forward(self._stored(t))
-            log_probs = masked_log_probs(logits, r.masks[t])
-            actions = sample_actions(log_probs, self.sample_gen)
+            log_probs, probs = masked_log_probs(logits, r.masks[t])
+            actions = sample_actions(probs, self.sample_gen)
             r.actions[t] = actions
             r.log_probs[t] = log_probs.gather(1, actions.unsqueeze(1)).squeeze(1)
             r.values[t] = values
@@ -251,7 +258,7 @@ class TorchPPO:
             for idx in r.minibatches(s.batch_size, self.order_gen):
                 b = r.gather(idx)
                 logits, values = self.inputs.forward(b["obs"])
-                log_probs = masked_log_probs(logits, b["masks"])
+                log_probs, probs = masked_log_probs(logits, b["masks"])
                 new_logp = log_probs.gather(1, b["actions"].unsqueeze(1)).squeeze(1)
                 adv = b["advantages"]
                 if s.normalize_advantage and adv.numel() > 1:
@@ -262,7 +269,7 @@ class TorchPPO:
                 if clip_vf is not None:
                     values = b["values"] + (values - b["values"]).clamp(-clip_vf, clip_vf)
                 value_loss = nn.functional.mse_loss(b["returns"], values)
-                entropy_loss = -masked_entropy(log_probs).mean()
+                entropy_loss = -masked_entropy(log_probs, probs).mean()
                 loss = pg_loss + s.ent_coef * entropy_loss + s.vf_coef * value_loss
                 with torch.no_grad():
                     kl = float(((ratio - 1) - log_ratio).mean())

@@ -78,19 +78,20 @@ def test_masked_distribution_is_sb3s() -> None:
     logits = torch.randn(64, 20, generator=gen) * 3
     masks = torch.rand(64, 20, generator=gen) < 0.4
     masks[:, 7] = True  # every row has a legal action
-    log_probs = masked_log_probs(logits, masks)
+    log_probs, probs = masked_log_probs(logits, masks)
     ref = MaskableCategorical(logits=logits, masks=masks)
-    actions = sample_actions(log_probs, gen)
+    torch.testing.assert_close(probs, log_probs.exp())
+    actions = sample_actions(probs, gen)
     assert bool(masks.gather(1, actions.unsqueeze(1)).all()), "a masked action was sampled"
     torch.testing.assert_close(log_probs.gather(1, actions.unsqueeze(1)).squeeze(1), ref.log_prob(actions))
-    torch.testing.assert_close(masked_entropy(log_probs), ref.entropy())
+    torch.testing.assert_close(masked_entropy(log_probs, probs), ref.entropy())
 
 
 def test_sampling_follows_the_probabilities() -> None:
     logits = torch.tensor([[0.0, 1.0, 2.0, 5.0]]).repeat(20000, 1)
     masks = torch.tensor([[True, True, True, False]]).repeat(20000, 1)
-    log_probs = masked_log_probs(logits, masks)
-    counts = torch.bincount(sample_actions(log_probs, torch.Generator().manual_seed(0)), minlength=4)
+    _, probs = masked_log_probs(logits, masks)
+    counts = torch.bincount(sample_actions(probs, torch.Generator().manual_seed(0)), minlength=4)
     expected = torch.softmax(torch.tensor([0.0, 1.0, 2.0]), 0) * 20000
     assert counts[3] == 0
     # Binomial standard deviations are under 70 here: 5 of them is a test that can fail only by a bug.
@@ -117,12 +118,12 @@ def test_policy_forward_is_evaluate_actions(extractor: str) -> None:
     assert (encode is not None) == (extractor == "lookup_scorer")
     with torch.no_grad():
         logits, values = policy_forward(policy, encode(obs) if encode else obs, encoded=encode is not None)
-        log_probs = masked_log_probs(logits, masks)
-        actions = sample_actions(log_probs, torch.Generator().manual_seed(1))
+        log_probs, probs = masked_log_probs(logits, masks)
+        actions = sample_actions(probs, torch.Generator().manual_seed(1))
         ref_values, ref_logp, ref_entropy = policy.evaluate_actions(obs, actions, action_masks=masks.numpy())
     torch.testing.assert_close(values, ref_values.squeeze(-1))
     torch.testing.assert_close(log_probs.gather(1, actions.unsqueeze(1)).squeeze(1), ref_logp)
-    torch.testing.assert_close(masked_entropy(log_probs), ref_entropy)
+    torch.testing.assert_close(masked_entropy(log_probs, probs), ref_entropy)
 
 
 def test_collect_keeps_what_was_played_and_bootstraps_truncations() -> None:
