@@ -155,12 +155,12 @@ def _keys(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
 def check_run_config(path: Path) -> dict[str, Any]:
     """The sections of a run's ``config.yaml`` (one, keyed by its env id), refused when damaged.
 
-    A file that ends with :data:`CONFIG_END` was written whole. One without it predates that
-    line or was cut short: it is accepted only when its last line is whole and it has the
-    config's last key. A cut drops the end of the file, which a run folder of an older
-    version keeps (it lacks keys added since, in the middle: those take their defaults);
-    the keys a cut drops would otherwise be silently filled with defaults, and the run's
-    record then misdescribe its model.
+    A file that ends with :data:`CONFIG_END` (whole, or cut inside that line) has every key.
+    One without it predates that line or was cut short: it is accepted only when its last
+    line is whole and it has the config's last key. A cut drops the end of the file, which
+    a run folder of an older version keeps (it lacks keys added since, in the middle: those
+    take their defaults); the keys a cut drops would otherwise be silently filled with
+    defaults, and the run's record would then misdescribe its model.
 
     Raises:
         ValueError: no such file.
@@ -180,7 +180,8 @@ def check_run_config(path: Path) -> dict[str, Any]:
     if not isinstance(raw, dict) or len(raw) != 1 or not isinstance(next(iter(raw.values())), dict):
         why = "empty" if not text.strip() else "not one section of keys under an env id"
         raise damaged(path, why, CONFIG_ADVICE)
-    if text.rstrip("\n").endswith(CONFIG_END):
+    last = text.rstrip("\n").rsplit("\n", 1)[-1]
+    if last.startswith("#") and CONFIG_END.startswith(last):  # whole, or cut inside the end line only
         return raw
     if not text.endswith("\n"):
         raise damaged(path, f"cut short: its last line {text.splitlines()[-1].strip()!r} is not whole", CONFIG_ADVICE)

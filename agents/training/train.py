@@ -287,7 +287,7 @@ def how_to_resume(run_dir: Path, config: TrainConfig) -> str:
     where = point.describe()
     if point.steps >= config.n_timesteps:
         where += "; training is done: it runs the final evaluation"
-    return f"to continue: forty-thieves train --resume {run_dir} ({where})"
+    return f"to continue: forty-thieves train --resume {run_dir}  # {where}"
 
 
 def start_model(model: Any, env_id: str, config: TrainConfig, point: ResumePoint, log: Callable[[str], None]) -> None:
