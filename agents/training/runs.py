@@ -35,8 +35,8 @@ CONFIG_FILE = "config.yaml"
 #: The last line of a run's ``config.yaml``: a file without it was cut short (or predates it).
 CONFIG_END = "# end of the resolved config (a file cut short lacks this line)"
 CONFIG_ADVICE = (
-    "restore it from a copy (a shipped model's NAME.yaml is its run's config); "
-    "filled in with defaults it would misdescribe the run's model"
+    "restore it from a copy (a shipped model's NAME.yaml is its run's config): "
+    "defaults in its place would misdescribe the run's model"
 )
 #: What to do about a damaged ``eval_state.json``.
 EVAL_STATE_ADVICE = "move it away to resume (the record of evaluations, and of which model is best, then starts afresh)"

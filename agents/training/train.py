@@ -233,7 +233,11 @@ def train(
             raise ValueError(f"--resume {run_dir}: no such run folder")
         from .rllib import is_rllib_config
 
-        if (run_dir / "config.yaml").exists() and is_rllib_config(run_dir / "config.yaml"):
+        try:
+            rllib = (run_dir / "config.yaml").exists() and is_rllib_config(run_dir / "config.yaml")
+        except ValueError:  # a damaged config.yaml: read_run_config names it, with what to do
+            rllib = False
+        if rllib:
             raise ValueError(
                 f"--resume {run_dir}: RLlib runs do not resume (its checkpoint/ loads with Algorithm.from_checkpoint)"
             )
