@@ -123,8 +123,9 @@ def checkpoint_steps(path: Path) -> int | None:
 
 def checkpoints(run_dir: Path) -> list[Path]:
     """The checkpoints in ``run_dir/checkpoints``, the most steps first."""
-    found = [(checkpoint_steps(p), p) for p in (run_dir / "checkpoints").glob(f"{CHECKPOINT_PREFIX}_*_steps.zip")]
-    return [p for steps, p in sorted(((s, p) for s, p in found if s is not None), reverse=True)]
+    pattern = f"{CHECKPOINT_PREFIX}_*_steps.zip"
+    found = [(s, p) for p in (run_dir / "checkpoints").glob(pattern) if (s := checkpoint_steps(p)) is not None]
+    return [p for _, p in sorted(found, reverse=True)]
 
 
 def find_last_checkpoint(run_dir: Path) -> Path | None:
@@ -355,3 +356,15 @@ def resume_point(run_dir: Path, imitation: bool, log: Callable[[str], None] = pr
         else:
             return ResumePoint(run_dir, "imitation", model)
     return ResumePoint(run_dir, "start")
+
+
+def resume_hint(run_dir: Path, config: TrainConfig) -> str:
+    """The last line of an interrupted run: the command that continues it, and from where."""
+    try:
+        point = resume_point(run_dir, config.imitation is not None, mend=False)
+    except DamagedFileError as err:
+        return f"interrupted; --resume cannot continue {run_dir} as it is: {err}"
+    where = point.describe()
+    if point.steps >= config.n_timesteps:
+        where += "; training is done: it runs the final evaluation"
+    return f"to continue: forty-thieves train --resume {run_dir}  # {where}"

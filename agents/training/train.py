@@ -33,13 +33,10 @@ policy's most likely move or (``eval_deterministic: false``) a move drawn from i
 is kept. The final test evaluation plays the best model the same way. ``--resume`` continues from the last checkpoint
 with the folder's own config, keeping the step count, the schedules and the best model.
 
-**Faults.** Every file of the folder is written atomically (a kill leaves the old file or the
-new one) and read back checked: a damaged ``config.yaml`` stops ``--resume`` with one line
-naming it; a damaged checkpoint is set aside (``.damaged``) for the previous good one, saying
-so. Ctrl-C in any stage leaves a folder ``--resume`` continues from the last finished stage
-(:func:`~.runs.resume_point`): during PPO a checkpoint is saved first; during the imitation
-nothing is kept (it saves when it finishes), so ``--resume`` starts the run again; after
-the imitation, PPO starts from its model. The last line on exit says which.
+**Faults.** The folder's files are written atomically and read back checked (:mod:`.runs`).
+Ctrl-C in any stage leaves a folder ``--resume`` continues from the last finished stage
+(:func:`~.runs.resume_point`: the newest good checkpoint, else the finished imitation, else
+the start); during PPO a checkpoint is saved first. The last line on exit says which.
 """
 
 from __future__ import annotations
@@ -53,7 +50,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.files import DamagedFileError, write_json
+from agents.files import write_json
 from agents.modelfile import load_model, load_parameters, read_parameters, save_model
 
 from .config import TrainConfig, load_config, parse_schedule
@@ -68,6 +65,7 @@ from .runs import (
     new_run_dir,
     read_run_config,
     record_command,
+    resume_hint,
     resume_point,
     update_train_info,
     write_run_config,
@@ -270,28 +268,22 @@ def train(
     write_versions(run_dir)
     set_threads(config)
     try:
-        if config.algo == "TorchPPO":
-            _train_torch(run_dir, env_id, config, point, progress, verbose, log)
+        if config.algo == "TorchPPO":  # the same resume points and warm starts (start_model)
+            from .torch_run import train_torch
+
+            checkpoint = point.path if point.stage == "checkpoint" else None
+            prepare = lambda model: start_model(model, env_id, config, point, log)  # noqa: E731
+            train_torch(
+                run_dir, env_id, config, checkpoint, progress=progress, verbose=verbose, log=log, prepare=prepare
+            )
         else:
             _train_maskable(run_dir, env_id, config, point, progress, verbose, log)
         if final_eval and config.final_eval_episodes > 0:
             log(final_evaluation(run_dir, env_id, config))
     except KeyboardInterrupt:
-        log(how_to_resume(run_dir, config))
+        log(resume_hint(run_dir, config))
         raise
     return run_dir
-
-
-def how_to_resume(run_dir: Path, config: TrainConfig) -> str:
-    """The last line of an interrupted run: the command that continues it, and from where."""
-    try:
-        point = resume_point(run_dir, config.imitation is not None, mend=False)
-    except DamagedFileError as err:
-        return f"interrupted; --resume cannot continue {run_dir} as it is: {err}"
-    where = point.describe()
-    if point.steps >= config.n_timesteps:
-        where += "; training is done: it runs the final evaluation"
-    return f"to continue: forty-thieves train --resume {run_dir}  # {where}"
 
 
 def start_model(model: Any, env_id: str, config: TrainConfig, point: ResumePoint, log: Callable[[str], None]) -> None:
@@ -395,25 +387,6 @@ def _train_maskable(
     update_train_info(run_dir, model.num_timesteps, seconds, why, log)
     if interrupted:
         raise KeyboardInterrupt
-
-
-def _train_torch(
-    run_dir: Path,
-    env_id: str,
-    config: TrainConfig,
-    point: ResumePoint,
-    progress: bool,
-    verbose: bool,
-    log: Callable[[str], None],
-) -> None:
-    """A TorchPPO run (:mod:`.torch_run`), from the same resume points as MaskablePPO's."""
-    from .torch_run import train_torch
-
-    def prepare(model: Any) -> None:
-        start_model(model, env_id, config, point, log)
-
-    checkpoint = point.path if point.stage == "checkpoint" else None
-    train_torch(run_dir, env_id, config, checkpoint, progress=progress, verbose=verbose, log=log, prepare=prepare)
 
 
 def warm_start(model: Any, env_id: str, config: TrainConfig, run_dir: Path, log: Callable[[str], None]) -> None:

@@ -23,8 +23,8 @@ from agents.cli import main
 from agents.evaluation import solving
 from agents.evaluation.solving import Budget, read_verdicts, solve_deals
 from agents.files import DamagedFileError
-from agents.training.runs import CONFIG_END, read_run_config, resume_point
-from agents.training.train import how_to_resume, train
+from agents.training.runs import CONFIG_END, read_run_config, resume_hint, resume_point
+from agents.training.train import train
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_files import kill_while_running
@@ -203,7 +203,7 @@ def test_ctrl_c_in_the_imitation_leaves_a_folder_that_resume_continues(
     # Killed after the imitation, before PPO's first checkpoint: PPO starts from the imitation's model.
     shutil.rmtree(run / "checkpoints")
     _, config = read_run_config(run)
-    assert "starts PPO from the finished imitation (imitation_model.zip)" in how_to_resume(run, config)
+    assert "starts PPO from the finished imitation (imitation_model.zip)" in resume_hint(run, config)
 
     def no_imitation(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the finished imitation ran again")
@@ -213,7 +213,7 @@ def test_ctrl_c_in_the_imitation_leaves_a_folder_that_resume_continues(
     train(resume=run, progress=False, log=logs.append)
     assert f"{run}: the imitation had finished; PPO starts from imitation_model.zip" in logs
     assert (run / "checkpoints" / "rl_model_64_steps.zip").is_file()
-    assert "training is done: it runs the final evaluation" in how_to_resume(run, config)
+    assert "training is done: it runs the final evaluation" in resume_hint(run, config)
 
 
 # ------------------------------------------------- 3. a config.yaml cut short
