@@ -13,12 +13,13 @@ never as a traceback and never silently replaced by defaults.
   line never lands glued to a fragment.
 * :func:`read_json` reads a JSON file and turns damage into :class:`DamagedFileError`.
 * :func:`check_writable` probes an output folder before a command starts its work, so that
-  nothing is computed and then lost to a read-only or missing folder.
+  nothing is computed and then lost to a read-only or misnamed folder.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -267,18 +268,24 @@ class LineLog:
 
 
 def check_writable(folder: str | os.PathLike[str], what: str = "the output") -> Path:
-    """Make ``folder`` (and its parents) if needed and prove a file can be made in it.
+    """Prove that files can be made in ``folder``, leaving nothing behind.
 
     A command calls this before its work, so a read-only, full or misnamed output folder
-    stops it at once rather than after the games or deals are played.
+    stops it at once rather than after the games or deals are played. A folder not there
+    yet is probed in its nearest existing parent, where it will be made (a command that
+    then fails for another reason leaves no empty folder).
 
     Raises:
         OSError: ``"cannot write <what> into <folder>: <reason>"``.
     """
     p = Path(folder)
-    probe = p / f".write-test.{secrets.token_hex(4)}"
+    here = p
+    while not here.exists() and here.parent != here:
+        here = here.parent
+    if not here.is_dir():
+        raise OSError(errno.ENOTDIR, f"cannot write {what} into {p}: {here} is not a folder")
+    probe = here / f".write-test.{secrets.token_hex(4)}"
     try:
-        p.mkdir(parents=True, exist_ok=True)
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, b"x")

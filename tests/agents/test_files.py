@@ -271,15 +271,17 @@ def test_appends_killed_at_a_random_moment_lose_at_most_the_line_being_written(t
 # ----------------------------------------------------------------------- output folders
 
 
-def test_check_writable_makes_the_folder_and_leaves_nothing(tmp_path: Path) -> None:
-    out = check_writable(tmp_path / "a" / "b")
-    assert out.is_dir() and list(out.iterdir()) == []
+def test_check_writable_leaves_nothing_behind(tmp_path: Path) -> None:
+    assert check_writable(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    assert list(tmp_path.iterdir()) == []  # probed in tmp_path, where the folders will be made
+    check_writable(tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_check_writable_refuses_a_folder_it_cannot_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(OSError, match=rf"cannot write the results into {blocker}/out"):
+    with pytest.raises(OSError, match=rf"cannot write the results into {blocker}/out: {blocker} is not a folder"):
         check_writable(blocker / "out", "the results")
     real_open = os.open
 
