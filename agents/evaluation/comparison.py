@@ -297,12 +297,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_cli(args: Any) -> int:
     """The ``forty-thieves compare`` handler."""
+    from agents.files import check_writable, write_json
+
+    if args.json:  # before the bootstrap
+        check_writable(Path(args.json).parent, "the report")
     groups = group_files(args.files, args.group)
     report = compare(groups, n_boot=args.resamples, seed=args.seed)
     print(format_report(report))
     if args.json:
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        out = write_json(args.json, report)
         print(f"wrote {out}")
     return 0

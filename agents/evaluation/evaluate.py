@@ -16,7 +16,8 @@
   (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``), mean cards on the
   foundations, mean moves, seconds per game (per-game wall time, averaged) and the
   settings. :func:`write_results` writes ``results.json`` (summary and rows) and
-  ``results.csv`` (rows).
+  ``results.csv`` (rows), each atomically; the command checks that ``--out`` can be written
+  before it plays a game.
 * **Parallel**: a process pool over all cores (``workers``); each worker builds its own
   environment and agent. The ``ppo`` agent instead plays every deal side by side in one
   native vector env, one policy forward pass per step for all live games
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
+import io
 import os
 import time
 from collections.abc import Sequence
@@ -43,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.files import check_writable, write_json, write_text
 from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
 
 from .games import GameResult, agent_seed
@@ -314,22 +316,22 @@ def _advance(bar: Any, results: list[GameResult]) -> None:
 
 
 def write_results(evaluation: Evaluation, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
-    """Write ``results.json`` and ``results.csv`` into ``out_dir`` (created); return both paths."""
+    """Write ``results.json`` and ``results.csv`` into ``out_dir`` (created), each atomically; return both paths."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     json_path = out / "results.json"
     csv_path = out / "results.csv"
-    json_path.write_text(json.dumps(evaluation.to_json(), indent=2) + "\n", encoding="utf-8")
-    with csv_path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
-        writer.writeheader()
-        for r in evaluation.results:
-            row = asdict(r)
-            row["seconds"] = f"{r.seconds:.4f}"
-            row["cpu_seconds"] = "" if r.cpu_seconds is None else f"{r.cpu_seconds:.4f}"
-            row["won"] = int(r.won)
-            row["truncated"] = int(r.truncated)
-            writer.writerow(row)
+    write_json(json_path, evaluation.to_json(), indent=2)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=CSV_FIELDS)
+    writer.writeheader()
+    for r in evaluation.results:
+        row = asdict(r)
+        row["seconds"] = f"{r.seconds:.4f}"
+        row["cpu_seconds"] = "" if r.cpu_seconds is None else f"{r.cpu_seconds:.4f}"
+        row["won"] = int(r.won)
+        row["truncated"] = int(r.truncated)
+        writer.writerow(row)
+    write_text(csv_path, text.getvalue())
     return json_path, csv_path
 
 
@@ -429,6 +431,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_cli(args: Any) -> int:
     """The ``forty-thieves evaluate`` handler (arguments from :func:`add_arguments`)."""
+    check_writable(args.out, "the results")  # before the games: none is played to be lost
     evaluation = evaluate(
         args.agent,
         args.variant,

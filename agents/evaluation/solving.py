@@ -19,7 +19,10 @@ every core by default) and writes into ``--out``:
 **Resume**: running the same command again skips the deals already in ``verdicts.jsonl``
 (a run stopped by Ctrl-C, ``kill`` or a crash loses only the deals being solved at that
 moment). A
-wider selection (``--n 4`` after ``--n 2``) solves only the new deals.
+wider selection (``--n 4`` after ``--n 2``) solves only the new deals. A last line cut short
+by a kill is removed before the next verdict is appended (:class:`agents.files.LineLog`),
+so it is never glued to a fragment; a line glued so by an older version is read back
+(:func:`read_verdicts`). ``meta.json`` and ``summary.json`` are written atomically.
 
 **On Ray** (``--ray [ADDRESS]``): the same solver in chunks of deals on a local Ray instance
 or a cluster (:mod:`.ray_pool`); each task reserves the memory budget plus
@@ -49,6 +52,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from agents.files import (
+    LineLog,
+    check_writable,
+    damaged,
+    is_json_line,
+    read_json,
+    write_bytes,
+    write_json,
+)
 
 from .statistics import wilson_interval
 from .sweep import deals_meta, parse_deals, run_jobs, worker_count
@@ -188,23 +201,56 @@ def _worker_solve(deal_number: int) -> dict[str, Any]:
 # ------------------------------------------------------------------- the run folder
 
 
+#: The start of every verdict row as :func:`solve_deals` writes it.
+_ROW_START = '{"deal":'
+META_ADVICE = "it records the variant and budget of the verdicts: restore it, or --restart to discard them"
+
+
+def _row(text: str) -> dict[str, Any] | None:
+    """A verdict row parsed from ``text``, or None when it is not one."""
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not (isinstance(row, dict) and isinstance(row.get("deal"), int) and row.get("verdict") in VERDICTS):
+        return None
+    return row
+
+
 def read_verdicts(path: str | os.PathLike[str]) -> dict[int, dict[str, Any]]:
-    """The rows of a ``verdicts.jsonl`` by deal (a torn last line, from a killed run, is skipped)."""
+    """The rows of a ``verdicts.jsonl`` by deal.
+
+    A last line cut short by a killed run is skipped (that deal is solved again). A line
+    that holds a fragment with a whole row glued after it (an older version appended to a
+    torn line without a newline) yields that row.
+
+    Raises:
+        DamagedFileError: any other line that is not a verdict row (naming the file, the
+            line and what to do).
+    """
     rows: dict[int, dict[str, Any]] = {}
     p = Path(path)
     if not p.exists():
         return rows
-    lines = p.read_text(encoding="utf-8").splitlines()
+    try:
+        lines = p.read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise damaged(p, "not UTF-8 text", "restore it from a copy, or --restart to solve every deal again") from None
     for i, line in enumerate(lines):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
+        row = _row(line)
+        if row is None and line.rfind(_ROW_START) > 0:  # a fragment, then a whole row
+            row = _row(line[line.rfind(_ROW_START) :])
+        if row is None:
             if i == len(lines) - 1:  # cut off mid-write: that deal is solved again
                 continue
-            raise ValueError(f"{p}: line {i + 1} is not JSON") from None
-        rows[int(row["deal"])] = row
+            raise damaged(
+                p,
+                f"line {i + 1} is not a verdict row: {line[:60]!r}",
+                "delete that line (its deal is solved again) and run the command again",
+            )
+        rows[row["deal"]] = row
     return rows
 
 
@@ -214,7 +260,7 @@ def _open_folder(out: Path, variant: str, budget: Budget, restart: bool, command
     meta_path, verdicts_path = out / META_FILE, out / VERDICTS_FILE
     want = {"variant": variant, "budget": budget.to_json()}
     if meta_path.exists() and not restart:
-        have = json.loads(meta_path.read_text(encoding="utf-8"))
+        have = read_json(meta_path, META_ADVICE)
         # Folders from before the heuristic's games were added resume with none.
         old = {"variant": have.get("variant"), "budget": {"heuristic_tries": 0, **(have.get("budget") or {})}}
         if old != want:
@@ -229,7 +275,7 @@ def _open_folder(out: Path, variant: str, budget: Budget, restart: bool, command
     elif verdicts_path.exists():
         raise ValueError(f"{verdicts_path} exists without {META_FILE}; use --restart to discard it")
     meta = {**want, "created": _now(), "command": command, "source": source_version()}
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    write_json(meta_path, meta, indent=2)
     return {}
 
 
@@ -344,13 +390,14 @@ def solve_deals(
             bar = tqdm(total=len(deal_list), initial=initial, desc=f"solve {variant_name}", unit="deal")
         counts = {v: sum(done[d]["verdict"] == v for d in deal_list if d in done) for v in VERDICTS}
 
-        with (out_dir / VERDICTS_FILE).open("a", encoding="utf-8") as f:
+        # Opened (and a torn last line repaired) before any deal is solved: an unwritable
+        # folder stops the run here, not after the first verdict.
+        with LineLog(out_dir / VERDICTS_FILE, keep=is_json_line, note=_warn) as f:
 
             def record(row: dict[str, Any]) -> None:
                 if row["verdict"] == "won":
                     replay(preset, row["deal"], row["moves"])
-                f.write(json.dumps(row, separators=(",", ":")) + "\n")
-                f.flush()
+                f.append(json.dumps(row, separators=(",", ":")))
                 done[row["deal"]] = row
                 counts[row["verdict"]] += 1
                 if bar is not None:
@@ -380,8 +427,12 @@ def solve_deals(
             "command": command,
             "summary": summarise(rows),
         }
-        (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        write_json(out_dir / SUMMARY_FILE, summary, indent=2)
     return summary
+
+
+def _warn(text: str) -> None:
+    print(text, file=sys.stderr)
 
 
 # ------------------------------------------------------------------ winnable sets
@@ -410,7 +461,9 @@ def export_winnable(
     from forty_thieves_env.engine.variants import get_variant
 
     out_dir = Path(out)
-    meta = json.loads((out_dir / META_FILE).read_text(encoding="utf-8"))
+    if not (out_dir / META_FILE).is_file():
+        raise ValueError(f"{out_dir} is not a solve folder (no {META_FILE})")
+    meta = read_json(out_dir / META_FILE, META_ADVICE)
     variant = get_variant(meta["variant"])
     deal_list = parse_deals(deals, n)
     bad = [d for d in deal_list if not TRAIN_RANGE[0] <= d <= TRAIN_RANGE[1]]
@@ -459,10 +512,8 @@ def export_winnable(
         "certificates": won,
     }
     target = Path(path) if path is not None else default_winnable_path(variant.name)
-    target.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(doc, separators=(",", ":"), sort_keys=False).encode("utf-8")
-    with gzip.GzipFile(target, "wb", mtime=0) as g:
-        g.write(data)
+    write_bytes(target, gzip.compress(data, mtime=0))
     return target
 
 
@@ -517,6 +568,11 @@ def run_cli(args: Any) -> int:
         clock=args.clock,
         heuristic_tries=int(args.heuristic_tries),
     )
+    if args.export_winnable is not None:  # its folder too, before any deal is solved
+        from forty_thieves_env.engine.variants import get_variant
+
+        target = Path(args.export_winnable or default_winnable_path(get_variant(args.variant).name))
+        check_writable(target.parent, "the winnable set")
     try:
         result = solve_deals(
             args.variant,

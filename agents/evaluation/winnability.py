@@ -20,7 +20,6 @@ upper bound; the table is only as tight as the ``unknown`` column is short.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -28,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import forty_thieves_env
+from agents.files import check_writable, read_json, write_json
 
-from .solving import META_FILE, VERDICTS, VERDICTS_FILE, read_verdicts
+from .solving import META_ADVICE, META_FILE, VERDICTS, VERDICTS_FILE, read_verdicts
 from .statistics import wilson_interval
 from .sweep import parse_deals
 
@@ -82,8 +82,12 @@ def load_results(path: str | Path) -> tuple[str, dict[int, bool]]:
         p = p / "results.json"
     if not p.is_file():
         raise ValueError(f"no evaluate results at {path} (a folder with results.json, or the file)")
-    data = json.loads(p.read_text(encoding="utf-8"))
-    return str(data["settings"].get("agent", p.parent.name)), {int(r["deal"]): bool(r["won"]) for r in data["results"]}
+    data = read_json(p, "run the evaluation again to write it")
+    try:
+        won = {int(r["deal"]): bool(r["won"]) for r in data["results"]}
+        return str(data["settings"].get("agent", p.parent.name)), won
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise ValueError(f"{p} is not an evaluate results.json (no {err})") from None
 
 
 def table_row(folder: str | Path, deals: Sequence[int] | None = None, agent: str | Path | None = None) -> Row:
@@ -98,7 +102,7 @@ def table_row(folder: str | Path, deals: Sequence[int] | None = None, agent: str
     meta_path = folder / META_FILE
     if not meta_path.is_file():
         raise ValueError(f"{folder} is not a solve folder (no {META_FILE})")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta = read_json(meta_path, META_ADVICE)
     verdicts = read_verdicts(folder / VERDICTS_FILE)
     if not verdicts:
         raise ValueError(f"{folder} holds no verdicts")
@@ -154,7 +158,7 @@ def table_row(folder: str | Path, deals: Sequence[int] | None = None, agent: str
 def load_rows(path: str | Path) -> list[Row]:
     """The rows a ``--json`` file holds (as :func:`table_row` made them)."""
     rows = []
-    for d in json.loads(Path(path).read_text(encoding="utf-8")):
+    for d in read_json(path, "write it again with forty-thieves winnability --json", kind=list):
         d = dict(d)
         d["ci95"] = {k: tuple(v) for k, v in d["ci95"].items()}
         if d.get("agent") is not None:
@@ -264,19 +268,19 @@ def run_cli(args: argparse.Namespace) -> int:
             raise ValueError(f"--agent {spec!r}: expected PRESET=RESULTS")
         agents[preset] = path
     deals = parse_deals(args.deals) if args.deals else None
+    for out, what in ((args.json, "the rows"), (args.plot, "the chart")):
+        if out:
+            check_writable(Path(out).parent, what)
     rows = []
     for folder in args.folders:
-        variant = (
-            json.loads((Path(folder) / META_FILE).read_text(encoding="utf-8"))["variant"]
-            if (Path(folder) / META_FILE).is_file()
-            else None
-        )
+        meta = Path(folder) / META_FILE
+        variant = read_json(meta, META_ADVICE).get("variant") if meta.is_file() else None
         rows.append(table_row(folder, deals, agents.pop(variant, None) if variant else None))
     if agents:
         raise ValueError(f"--agent for {', '.join(sorted(agents))}: no folder of that preset")
     print(format_table(rows))
     if args.json:
-        Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, [asdict(r) for r in rows], indent=2)
     if args.plot:
         print(f"wrote {plot_table(rows, args.plot)}")
     return 0

@@ -489,12 +489,15 @@ class PlaySession:
                 session._apply([str(m) for m in item["moves"]], bool(item["auto"]))
             if format_position(session.game) != doc["position"]:
                 raise ValueError("the saved moves do not lead to the saved position")
-        except (ValueError, KeyError, TypeError, IllegalMoveError) as err:
+            # Inside the try: a save missing one of these is reported like any other damage.
+            session.moves = int(doc["moves"])
+            session.undos = int(doc["undos"])
+            session.hints = int(doc["hints"])
+            session.started = bool(doc["started"])
+            session._elapsed = float(doc["seconds"])
+        except KeyError as err:
+            raise ValueError(f"{where} is not a saved game that can be resumed: no {err} field") from None
+        except (ValueError, TypeError, AttributeError, IllegalMoveError) as err:
             raise ValueError(f"{where} is not a saved game that can be resumed: {err}") from None
-        session.moves = int(doc["moves"])
-        session.undos = int(doc["undos"])
-        session.hints = int(doc["hints"])
-        session.started = bool(doc["started"])
-        session._elapsed = float(doc["seconds"])
         session._since = clock()
         return session

@@ -49,12 +49,18 @@ def load_model(path: str | Path, device: str = "cpu") -> Any:
     return _load_zip(resolve_model(path)[0], device)
 
 
+#: What to do about a model file that is damaged.
+MODEL_ADVICE = "give another model (a run's checkpoints/ hold its earlier ones), or train or ship it again"
+
+
 def _load_zip(path: Path, device: str) -> Any:
-    from sb3_contrib import MaskablePPO
+    """The model at ``path``, read whole and checked first (:func:`agents.modelfile.load_model`):
+    a damaged file is one line naming it, never a traceback from inside torch."""
+    from agents.modelfile import load_model
 
     key = (str(path.resolve()), device)
     if key not in _MODELS:
-        _MODELS[key] = MaskablePPO.load(str(path), device=device)
+        _MODELS[key] = load_model(path, MODEL_ADVICE, device=device)
     return _MODELS[key]
 
 

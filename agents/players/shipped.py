@@ -118,7 +118,10 @@ class ModelInfo(BaseModel):
             raise ValueError(f"{path}: not valid model metadata: {problems}") from None
 
     def write(self, path: Path) -> None:
-        path.write_text(json.dumps(self.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
+        """Write the metadata to ``path`` atomically."""
+        from agents.files import write_json
+
+        write_json(path, self.model_dump(mode="json"))
 
 
 def describe_variant(variant: Variant) -> str:
@@ -208,12 +211,15 @@ def model_info(zip_path: Path) -> ModelInfo | None:
 
 
 def info_from_run(run_dir: Path, zip_path: Path, name: str | None = None) -> ModelInfo:
-    """A run folder's model described from what ``forty-thieves train`` wrote there."""
-    from agents.yamlfile import load_yaml
+    """A run folder's model described from what ``forty-thieves train`` wrote there.
 
-    raw = load_yaml(run_dir / "config.yaml")
-    if not isinstance(raw, dict) or len(raw) != 1:
-        raise ValueError(f"{run_dir / 'config.yaml'}: not a run's config (one section keyed by env id)")
+    Raises:
+        DamagedFileError: a damaged ``config.yaml``, ``versions.json`` or ``final_eval.json``
+            (a config cut short would describe another model).
+    """
+    from agents.training.runs import check_run_config
+
+    raw = check_run_config(run_dir / "config.yaml")
     env_id, config = next(iter(raw.items()))
     if env_id not in ENV_IDS:
         raise ValueError(f"{run_dir / 'config.yaml'}: unknown env id {env_id!r}; env ids are {', '.join(ENV_IDS)}")
@@ -273,10 +279,12 @@ def saved_timesteps(zip_path: Path) -> int | None:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
+    """A run's JSON record, None when missing; a damaged one is refused, naming it."""
+    from agents.files import read_json
+
     if not path.is_file():
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else None
+    return read_json(path, "move it away (it only describes the run) or restore it from a copy")
 
 
 # ------------------------------------------------------------------ fitting a variant

@@ -1,9 +1,10 @@
-"""The SB3 callbacks of a training run: episode stats, the progress bar, the time limit and the
-evaluation on fixed validation deals. Importing this module imports stable-baselines3."""
+"""The SB3 callbacks of a training run: episode stats, the progress bar, the time limit, the
+checkpoints and the evaluation on fixed validation deals. Importing this module imports
+stable-baselines3. The models and the evaluation record are written atomically
+(:mod:`agents.files`): SB3's own callbacks save in place, where a kill leaves a file cut short."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections import deque
 from pathlib import Path
@@ -12,6 +13,11 @@ from typing import Any
 import numpy as np
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from stable_baselines3.common.callbacks import BaseCallback
+
+from agents.files import damaged, read_json, write_json
+from agents.modelfile import save_model
+
+from .runs import EVAL_STATE_ADVICE, checkpoint_path
 
 
 class EpisodeStats(BaseCallback):
@@ -80,19 +86,39 @@ class StopAfter(BaseCallback):
         return True
 
 
+class Checkpoints(BaseCallback):
+    """``checkpoints/rl_model_<steps>_steps.zip`` every ``save_freq`` calls (SB3's
+    ``CheckpointCallback``'s files, saved atomically)."""
+
+    def __init__(self, save_freq: int, run_dir: Path) -> None:
+        super().__init__()
+        self.save_freq, self.run_dir = save_freq, run_dir
+
+    def _on_step(self) -> bool:
+        if self.n_calls % self.save_freq == 0:
+            save_model(self.model, checkpoint_path(self.run_dir, self.num_timesteps))
+        return True
+
+
 class DealEvalCallback(MaskableEvalCallback):
     """MaskableEvalCallback on :class:`~agents.training.envs.FixedDeals`: the same validation deals every time.
 
     Keeps ``eval_state.json`` (every evaluation and the best mean reward) so that a
-    resumed run only replaces ``best_model.zip`` with a better model.
+    resumed run only replaces ``best_model.zip`` (``best_model_path``) with a better model.
+
+    Raises:
+        DamagedFileError: a damaged ``eval_state.json`` (before any training).
     """
 
-    def __init__(self, *args: Any, state_path: Path, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, state_path: Path, best_model_path: Path | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, best_model_save_path=None, **kwargs)  # saved here, atomically
+        self.best_model_path = best_model_path
         self.state_path = state_path
         self.state: dict[str, Any] = {"best_mean_reward": None, "best_timesteps": None, "evaluations": []}
         if state_path.exists():
-            self.state = json.loads(state_path.read_text(encoding="utf-8"))
+            self.state = read_json(state_path, EVAL_STATE_ADVICE)
+            if not isinstance(self.state.get("evaluations"), list):
+                raise damaged(state_path, "no list of evaluations", EVAL_STATE_ADVICE)
             if self.state.get("best_mean_reward") is not None:
                 self.best_mean_reward = float(self.state["best_mean_reward"])
 
@@ -112,8 +138,10 @@ class DealEvalCallback(MaskableEvalCallback):
         }
         self.state["evaluations"].append(entry)
         if self.best_mean_reward > best_before:
+            if self.best_model_path is not None:
+                save_model(self.model, self.best_model_path)
             self.state["best_mean_reward"] = float(self.best_mean_reward)
             self.state["best_timesteps"] = int(self.num_timesteps)
             self.state["best_win_rate"] = entry["win_rate"]
-        self.state_path.write_text(json.dumps(self.state, indent=1) + "\n", encoding="utf-8")
+        write_json(self.state_path, self.state)
         return keep_going

@@ -1,22 +1,49 @@
-"""Run folders: naming a new one, its checkpoints, config, command log, versions and training record."""
+"""Run folders: naming a new one, its checkpoints, config, command log, versions and training record.
+
+Every file here is written atomically (:mod:`agents.files`) and read back checked: a damaged
+``config.yaml`` is refused on one line rather than filled in with defaults
+(:func:`read_run_config`), and a damaged checkpoint is set aside for the previous good one,
+saying so (:func:`resume_point`), which also tells where ``--resume`` continues a run that
+was stopped in any stage.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from .config import TrainConfig, load_config
+import yaml
+
+from agents.files import DamagedFileError, LineLog, damaged, read_json, write_json, write_text
+from agents.modelfile import check_model
+from agents.yamlfile import yaml_error_line
+
+from .config import ConfigError, TrainConfig, dump_config, load_config, validate_section
 
 RUNS_DIR = Path("runs")
 CHECKPOINT_PREFIX = "rl_model"
 _CKPT = re.compile(rf"^{CHECKPOINT_PREFIX}_(\d+)_steps\.zip$")
+CONFIG_FILE = "config.yaml"
+#: The last line of a run's ``config.yaml``: a file without it was cut short (or predates it).
+CONFIG_END = "# end of the resolved config (a file cut short lacks this line)"
+CONFIG_ADVICE = (
+    "restore it from a copy (a shipped model's NAME.yaml is its run's config): "
+    "defaults in its place would misdescribe the run's model"
+)
+#: What to do about a damaged ``eval_state.json``.
+EVAL_STATE_ADVICE = "move it away to resume (the record of evaluations, and of which model is best, then starts afresh)"
+IMITATION_MODEL = "imitation_model.zip"
+IMITATION_INFO = "imitation.json"
+#: The suffix given to a damaged file set aside (kept for a look, never read again).
+SET_ASIDE = ".damaged"
 
 
 def library_versions() -> dict[str, Any]:
@@ -83,32 +110,124 @@ def new_run_dir(runs_dir: Path, env_id: str, config: TrainConfig, name: str | No
     return run_dir
 
 
+def checkpoint_path(run_dir: Path, steps: int) -> Path:
+    """``run_dir/checkpoints/rl_model_<steps>_steps.zip``."""
+    return run_dir / "checkpoints" / f"{CHECKPOINT_PREFIX}_{int(steps)}_steps.zip"
+
+
 def checkpoint_steps(path: Path) -> int | None:
     """The step count in a checkpoint's file name, or None when it is not one."""
     m = _CKPT.match(path.name)
     return int(m.group(1)) if m else None
 
 
+def checkpoints(run_dir: Path) -> list[Path]:
+    """The checkpoints in ``run_dir/checkpoints``, the most steps first."""
+    pattern = f"{CHECKPOINT_PREFIX}_*_steps.zip"
+    found = [(s, p) for p in (run_dir / "checkpoints").glob(pattern) if (s := checkpoint_steps(p)) is not None]
+    return [p for _, p in sorted(found, reverse=True)]
+
+
 def find_last_checkpoint(run_dir: Path) -> Path | None:
-    """The checkpoint with the most steps in ``run_dir/checkpoints``, or None."""
-    best: tuple[int, Path] | None = None
-    for p in (run_dir / "checkpoints").glob(f"{CHECKPOINT_PREFIX}_*_steps.zip"):
-        steps = checkpoint_steps(p)
-        if steps is not None and (best is None or steps > best[0]):
-            best = (steps, p)
-    return None if best is None else best[1]
+    """The checkpoint with the most steps in ``run_dir/checkpoints``, or None (unchecked:
+    :func:`resume_point` is what ``--resume`` uses)."""
+    found = checkpoints(run_dir)
+    return found[0] if found else None
 
 
-def read_run_config(run_dir: Path) -> tuple[str, TrainConfig]:
-    path = run_dir / "config.yaml"
-    if not path.exists():
-        raise ValueError(f"{run_dir} is not a run folder (no config.yaml)")
-    return load_config(path)
+# ------------------------------------------------------------------------- config.yaml
+
+
+def write_run_config(run_dir: Path, env_id: str, config: TrainConfig) -> Path:
+    """Write the run's resolved ``config.yaml`` atomically, ending with :data:`CONFIG_END`."""
+    return write_text(run_dir / CONFIG_FILE, dump_config(env_id, config) + CONFIG_END + "\n")
+
+
+def _keys(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The keys of nested mappings, dotted, in the order YAML writes them (depth first)."""
+    out = []
+    for key, value in tree.items():
+        out.append(prefix + str(key))
+        if isinstance(value, Mapping):
+            out.extend(_keys(value, f"{prefix}{key}."))
+    return out
+
+
+def check_run_config(path: Path) -> dict[str, Any]:
+    """The sections of a run's ``config.yaml`` (one, keyed by its env id), refused when damaged.
+
+    A file that ends with :data:`CONFIG_END` (whole, or cut inside that line) has every key.
+    One without it predates that line or was cut short: it is accepted only when its last
+    line is whole and it has the config's last key. A cut drops the end of the file, which
+    a run folder of an older version keeps (it lacks keys added since, in the middle: those
+    take their defaults); the keys a cut drops would otherwise be silently filled with
+    defaults, and the run's record would then misdescribe its model.
+
+    Raises:
+        ValueError: no such file.
+        DamagedFileError: not YAML, not a run's config, or cut short (naming the missing keys).
+    """
+    if not path.is_file():
+        raise ValueError(f"{path.parent} is not a run folder (no {CONFIG_FILE})")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise damaged(path, "not UTF-8 text", CONFIG_ADVICE) from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        where = yaml_error_line(path, err).removeprefix(f"{path}:")
+        raise damaged(path, f"line {where}", CONFIG_ADVICE) from None
+    if not isinstance(raw, dict) or len(raw) != 1 or not isinstance(next(iter(raw.values())), dict):
+        why = "empty" if not text.strip() else "not one section of keys under an env id"
+        raise damaged(path, why, CONFIG_ADVICE)
+    last = text.rstrip("\n").rsplit("\n", 1)[-1]
+    if last.startswith("#") and CONFIG_END.startswith(last):  # whole, or cut inside the end line only
+        return raw
+    if not text.endswith("\n"):
+        raise damaged(path, f"cut short: its last line {text.splitlines()[-1].strip()!r} is not whole", CONFIG_ADVICE)
+    env_id, section = next(iter(raw.items()))
+    try:
+        full = validate_section(section, f"{path} [{env_id}]").model_dump(mode="json")
+    except ConfigError as err:
+        raise damaged(path, str(err).removeprefix(f"{path} "), CONFIG_ADVICE) from None
+    have = set(_keys(section))
+    order = _keys(full)
+    if order[-1] not in have:
+        missing = [key for key in order if key not in have]
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise damaged(path, f"cut short: no {', '.join(missing[:3])}{more}", CONFIG_ADVICE)
+    return raw
+
+
+def read_run_config(
+    run_dir: Path, env_id: str | None = None, overrides: Sequence[str] | Mapping[str, Any] = ()
+) -> tuple[str, TrainConfig]:
+    """A run folder's ``(env_id, config)``, checked whole (:func:`check_run_config`), with ``overrides``.
+
+    Raises:
+        ValueError: not a run folder, or a config of another env than ``env_id``.
+        DamagedFileError: a damaged ``config.yaml``.
+    """
+    path = run_dir / CONFIG_FILE
+    run_env = next(iter(check_run_config(path)))
+    if env_id and env_id != run_env:
+        raise ValueError(f"{run_dir} trains {run_env}, not {env_id}")
+    return load_config(path, run_env, overrides)
+
+
+# ------------------------------------------------------------------------- the record
 
 
 def record_command(run_dir: Path, line: str) -> None:
-    with (run_dir / "command.txt").open("a", encoding="utf-8") as f:
-        f.write(line + "\n")
+    """Append ``line`` to ``command.txt`` (a line cut short by a kill gets its newline first)."""
+    with LineLog(run_dir / "command.txt", keep=lambda _tail: True) as log:
+        log.append(line)
+
+
+def write_versions(run_dir: Path) -> None:
+    """Write ``versions.json`` (:func:`library_versions`) atomically."""
+    write_json(run_dir / "versions.json", library_versions())
 
 
 def make_logger(run_dir: Path, verbose: bool) -> Any:
@@ -123,10 +242,129 @@ def make_logger(run_dir: Path, verbose: bool) -> Any:
     return Logger(str(logs), formats)
 
 
-def update_train_info(run_dir: Path, num_timesteps: int, seconds: float, why: str) -> None:
+def update_train_info(
+    run_dir: Path, num_timesteps: int, seconds: float, why: str, log: Callable[[str], None] = print
+) -> None:
+    """Add a session to ``train_info.json`` (steps and seconds per session).
+
+    It is written after the session's checkpoint: a damaged file is set aside (saying so)
+    and a new record begun, rather than failing a run whose training is already saved.
+    """
     path = run_dir / "train_info.json"
-    info = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"sessions": []}
+    info: dict[str, Any] = {"sessions": []}
+    if path.exists():
+        try:
+            info = read_json(path, "")
+            if not isinstance(info.get("sessions"), list):
+                raise damaged(path, "no list of sessions", "")
+        except DamagedFileError as err:
+            aside = set_aside(path)
+            log(f"{path} is damaged ({err.why}): set aside as {aside.name}; its record starts again")
+            info = {"sessions": []}
     info["sessions"].append({"num_timesteps": int(num_timesteps), "seconds": round(seconds, 1), "stopped": why})
     info["num_timesteps"] = int(num_timesteps)
-    info["train_seconds"] = round(sum(s["seconds"] for s in info["sessions"]), 1)
-    path.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    info["train_seconds"] = round(sum(float(s.get("seconds", 0)) for s in info["sessions"]), 1)
+    write_json(path, info)
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a damaged file to ``<name>.damaged`` (kept for a look, never read again); return the new path."""
+    aside = path.with_name(path.name + SET_ASIDE)
+    os.replace(path, aside)
+    return aside
+
+
+# ------------------------------------------------------------------------- resuming
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where ``--resume`` continues a run folder: after its last finished stage.
+
+    Attributes:
+        stage: ``"checkpoint"`` (PPO goes on from :attr:`path`), ``"imitation"`` (the
+            imitation finished: PPO starts from :attr:`path`, the imitation model) or
+            ``"start"`` (nothing finished: the run starts again, in the same folder).
+        path: The checkpoint or the imitation model (None at ``"start"``).
+    """
+
+    run_dir: Path
+    stage: Literal["start", "imitation", "checkpoint"]
+    path: Path | None = None
+
+    @property
+    def steps(self) -> int:
+        """The PPO steps already trained (0 before the first checkpoint)."""
+        return (checkpoint_steps(self.path) or 0) if self.stage == "checkpoint" and self.path else 0
+
+    def describe(self) -> str:
+        """What ``--resume`` does from here, for the screen."""
+        if self.stage == "checkpoint":
+            assert self.path is not None
+            return f"continues from {self.path.relative_to(self.run_dir)} ({self.steps:,} steps)"
+        if self.stage == "imitation":
+            return f"starts PPO from the finished imitation ({IMITATION_MODEL})"
+        return "starts the run again from its beginning (no stage had finished)"
+
+
+def resume_point(run_dir: Path, imitation: bool, log: Callable[[str], None] = print, mend: bool = True) -> ResumePoint:
+    """The last finished stage of a run folder: its newest good checkpoint, else a finished
+    imitation (when the config has one), else the start.
+
+    Each checkpoint is read whole (:func:`~agents.modelfile.check_model`). With ``mend``,
+    a damaged checkpoint newer than a good one is set aside (``.damaged``), saying so, and
+    the good one is used. A finished imitation is one with its ``imitation.json`` (written
+    last) and a good ``imitation_model.zip``.
+
+    Raises:
+        DamagedFileError: every checkpoint is damaged (nothing is set aside then: moving
+            ``checkpoints/`` away is the user's choice, as it restarts PPO).
+    """
+    bad: list[DamagedFileError] = []
+    for path in checkpoints(run_dir):
+        try:
+            check_model(path)
+        except DamagedFileError as err:
+            bad.append(err)
+            continue
+        if mend:
+            for err in bad:
+                assert err.path is not None
+                aside = set_aside(err.path)
+                log(f"{err.path} is damaged ({err.why}): set aside as {aside.name}; resuming from {path.name}")
+        return ResumePoint(run_dir, "checkpoint", path)
+    if bad:
+        first = bad[0]
+        raise DamagedFileError(
+            f"{run_dir}: every checkpoint is damaged ({first.path.name if first.path else '?'}: {first.why}); "
+            "restore one from a copy, or move checkpoints/ away to train PPO again from the start",
+            first.path,
+            first.why,
+        )
+    model, info = run_dir / IMITATION_MODEL, run_dir / IMITATION_INFO
+    if imitation and info.is_file():
+        again = "the imitation runs again"
+        try:
+            read_json(info, again)
+            check_model(model, again)
+        except DamagedFileError as err:
+            if mend:
+                log(str(err))
+        except ValueError as err:  # no imitation_model.zip
+            if mend:
+                log(f"{err}: {again}")
+        else:
+            return ResumePoint(run_dir, "imitation", model)
+    return ResumePoint(run_dir, "start")
+
+
+def resume_hint(run_dir: Path, config: TrainConfig) -> str:
+    """The last line of an interrupted run: the command that continues it, and from where."""
+    try:
+        point = resume_point(run_dir, config.imitation is not None, mend=False)
+    except DamagedFileError as err:
+        return f"interrupted; --resume cannot continue {run_dir} as it is: {err}"
+    where = point.describe()
+    if point.steps >= config.n_timesteps:
+        where += "; training is done: it runs the final evaluation"
+    return f"to continue: forty-thieves train --resume {run_dir}  # {where}"

@@ -13,8 +13,11 @@ that evaluated the same model. An existing ``NAME`` is only replaced with ``--fo
 The zip's Adam moments (``policy.optimizer.pth``, twice the weights) are emptied, not
 removed, since ``MaskablePPO.load`` requires the entry; playing never reads them, and a
 training resumed from a shipped zip starts its optimizer afresh (``--keep-optimizer`` keeps
-them). Entries are compressed too. The shipped zip is loaded and checked against its
-metadata (:func:`agents.players.shipped.check_fit`) before it replaces anything.
+them). Entries are compressed too. The run's model is read whole first
+(:func:`agents.modelfile.check_model`: a damaged one is named, on one line), and the shipped
+zip is loaded and checked against its metadata (:func:`agents.players.shipped.check_fit`)
+before it replaces anything. The three files are each written atomically, into a folder
+checked writable before the work starts.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ import argparse
 import io
 import json
 import os
-import shutil
 import sys
 import zipfile
 from collections.abc import Callable, Sequence
@@ -31,12 +33,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from agents.files import check_writable, write_bytes
+from agents.modelfile import check_model
 from agents.players.shipped import NAME_PATTERN, ModelInfo, check_fit, info_from_run, models_dir, run_model
 
 OPTIMIZER_ENTRY = "policy.optimizer.pth"
 
 
-def shrink_zip(source: Path, dest: Path, keep_optimizer: bool = False) -> None:
+def shrink_zip(source: Path, dest: Path | io.BytesIO, keep_optimizer: bool = False) -> None:
     """Copy an SB3 zip with its entries compressed and (unless kept) the optimizer state emptied."""
     import torch
 
@@ -108,6 +112,7 @@ def ship_run(
     if not (run_dir / "config.yaml").is_file():
         raise ValueError(f"{run_dir} is not a run folder (no config.yaml)")
     source = run_model(run_dir)
+    check_model(source, "restore it from a copy, or --resume the run to write final_model.zip again")
     info = info_from_run(run_dir, source, name)
     changes: dict[str, Any] = {"created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     if results is not None:
@@ -119,18 +124,15 @@ def ship_run(
     for path in (zip_path, json_path):
         if path.exists() and not force:
             raise ValueError(f"{path} exists: --force to replace it, or another --name")
-    out.mkdir(parents=True, exist_ok=True)
-    partial = out / f".{name}.zip.partial"
-    try:
-        shrink_zip(source, partial, keep_optimizer)
-        model = MaskablePPO.load(str(partial), device="cpu")
-        check_fit(model.observation_space, model.action_space, info, info.game_variant(), f"the model at {source}")
-        os.replace(partial, zip_path)
-    finally:
-        partial.unlink(missing_ok=True)
+    check_writable(out, "the shipped model")
+    shrunk = io.BytesIO()
+    shrink_zip(source, shrunk, keep_optimizer)
+    model = MaskablePPO.load(io.BytesIO(shrunk.getvalue()), device="cpu")
+    check_fit(model.observation_space, model.action_space, info, info.game_variant(), f"the model at {source}")
+    write_bytes(zip_path, shrunk.getvalue())
     info.write(json_path)
     # The run's resolved config beside it: `forty-thieves train agents/models/NAME.yaml` trains it again.
-    shutil.copyfile(run_dir / "config.yaml", out / f"{name}.yaml")
+    write_bytes(out / f"{name}.yaml", (run_dir / "config.yaml").read_bytes())
     sizes = f"{zip_path.stat().st_size / 1024:.0f} KiB, was {source.stat().st_size / 1024:.0f}"
     log(f"shipped {source} as {name!r}: {zip_path} ({sizes}), {json_path} and {name}.yaml (its config)")
     return zip_path, json_path

@@ -11,12 +11,14 @@ The loop: collect a rollout of ``n_steps`` steps of ``n_envs`` games, update, lo
 (``rollout/*``, ``train/*``, ``time/fps`` to CSV and TensorBoard), then evaluate on the
 validation deals every ``eval_freq`` steps (keeping the best model by mean reward) and
 checkpoint every ``save_freq`` steps, both at rollout boundaries. ``max_minutes`` stops
-after the rollout that passes it; Ctrl-C stops at once and saves a checkpoint first.
+after the rollout that passes it; Ctrl-C stops at once and saves a checkpoint first. Every
+model and record is written atomically and read back checked (:mod:`agents.files`,
+:mod:`agents.modelfile`), as in a MaskablePPO run.
 """
 
 from __future__ import annotations
 
-import json
+import io
 import time
 import warnings
 from collections.abc import Callable
@@ -25,8 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from agents.files import damaged, read_json, write_bytes, write_json
+from agents.modelfile import load_model, save_model
+
 from .config import TrainConfig, parse_schedule
-from .runs import CHECKPOINT_PREFIX, checkpoint_steps, make_logger, update_train_info
+from .runs import EVAL_STATE_ADVICE, checkpoint_path, checkpoint_steps, make_logger, update_train_info
 
 
 def schedule(value: float | str | None) -> Callable[[float], float] | None:
@@ -101,10 +106,12 @@ def model_container(config: TrainConfig, env_id: str, device: str) -> Any:
 
 
 def load_container(checkpoint: Path, device: str) -> Any:
-    """A TorchPPO (or MaskablePPO) checkpoint as a MaskablePPO model on ``device``, its optimizer state included."""
-    from sb3_contrib import MaskablePPO
+    """A TorchPPO (or MaskablePPO) checkpoint as a MaskablePPO model on ``device``, its optimizer state included.
 
-    return MaskablePPO.load(str(checkpoint), device=device)
+    Raises:
+        DamagedFileError: the checkpoint is damaged (naming it).
+    """
+    return load_model(checkpoint, device=device)
 
 
 class Evaluations:
@@ -115,7 +122,9 @@ class Evaluations:
         self.path = run_dir / "eval_state.json"
         self.state: dict[str, Any] = {"best_mean_reward": None, "best_timesteps": None, "evaluations": []}
         if self.path.exists():
-            self.state = json.loads(self.path.read_text(encoding="utf-8"))
+            self.state = read_json(self.path, EVAL_STATE_ADVICE)
+            if not isinstance(self.state.get("evaluations"), list):
+                raise damaged(self.path, "no list of evaluations", EVAL_STATE_ADVICE)
 
     def add(self, steps: int, result: dict[str, float], seconds: float, model: Any) -> bool:
         """Record an evaluation; save ``best_model.zip`` when its mean reward is the best so far."""
@@ -131,18 +140,20 @@ class Evaluations:
         best = self.state.get("best_mean_reward")
         better = best is None or result["mean_reward"] > best
         if better:
-            model.save(str(self.run_dir / "best_model"))
+            save_model(model, self.run_dir / "best_model.zip")
             self.state.update(
                 best_mean_reward=result["mean_reward"], best_timesteps=int(steps), best_win_rate=result["win_rate"]
             )
-        self.path.write_text(json.dumps(self.state, indent=1) + "\n", encoding="utf-8")
+        write_json(self.path, self.state)
         evals = self.state["evaluations"]
+        buffer = io.BytesIO()
         np.savez(
-            self.run_dir / "evaluations.npz",
+            buffer,
             timesteps=np.array([e["timesteps"] for e in evals]),
             results=np.array([[e["mean_reward"]] for e in evals]),
             successes=np.array([[e["win_rate"]] for e in evals]),
         )
+        write_bytes(self.run_dir / "evaluations.npz", buffer.getvalue())
         return better
 
 
@@ -222,8 +233,7 @@ def train_torch(
 
     def save(steps: int) -> None:
         model.num_timesteps = steps
-        (run_dir / "checkpoints").mkdir(exist_ok=True)
-        model.save(str(run_dir / "checkpoints" / f"{CHECKPOINT_PREFIX}_{steps}_steps"))
+        save_model(model, checkpoint_path(run_dir, steps))
 
     steps, total = done, config.n_timesteps
     next_eval = _next(steps, config.eval_freq)
@@ -264,11 +274,11 @@ def train_torch(
     if steps == done and why == "done":
         log(f"{run_dir} has already trained {steps:,} steps (n_timesteps {total:,})")
     save(steps)
-    model.save(str(run_dir / "final_model"))
+    save_model(model, run_dir / "final_model.zip")
     logger.close()
     rate = (steps - done) / max(seconds, 1e-9)
     log(f"{why}: {steps:,} steps, {seconds:.0f} s this session ({rate:.0f} steps/s)")
-    update_train_info(run_dir, steps, seconds, why)
+    update_train_info(run_dir, steps, seconds, why, log)
     if why == "interrupted":
         raise KeyboardInterrupt
     return steps, seconds, why

@@ -32,12 +32,16 @@ validation deals each time (deals 1001.., one after the other), with action mask
 policy's most likely move or (``eval_deterministic: false``) a move drawn from it; the best
 is kept. The final test evaluation plays the best model the same way. ``--resume`` continues from the last checkpoint
 with the folder's own config, keeping the step count, the schedules and the best model.
+
+**Faults.** The folder's files are written atomically and read back checked (:mod:`.runs`).
+Ctrl-C in any stage leaves a folder ``--resume`` continues from the last finished stage
+(:func:`~.runs.resume_point`: the newest good checkpoint, else the finished imitation, else
+the start); during PPO a checkpoint is saved first. The last line on exit says which.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
@@ -46,19 +50,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import TrainConfig, dump_config, load_config, parse_schedule
+from agents.files import write_json
+from agents.modelfile import load_model, load_parameters, read_parameters, save_model
+
+from .config import TrainConfig, load_config, parse_schedule
 from .envs import make_eval_env, make_train_env
 from .runs import (
-    CHECKPOINT_PREFIX,
+    IMITATION_INFO,
+    IMITATION_MODEL,
     RUNS_DIR,
-    checkpoint_steps,
-    find_last_checkpoint,
-    library_versions,
+    ResumePoint,
+    checkpoint_path,
     make_logger,
     new_run_dir,
     read_run_config,
     record_command,
+    resume_hint,
+    resume_point,
     update_train_info,
+    write_run_config,
+    write_versions,
 )
 
 # ------------------------------------------------------------------------- training
@@ -111,13 +122,10 @@ def shared_weights(model: Any, source: str) -> tuple[Path, dict[str, Any]]:
         ValueError: a tensor of another shape (naming it and both shapes), or a source that
             shares no tensor with the model (another network altogether).
     """
-    from stable_baselines3.common.save_util import load_from_zip_file
-
     from agents.players.shipped import resolve_model
 
     path = resolve_model(source)[0]
-    _, params, _ = load_from_zip_file(str(path), device="cpu", load_data=False)
-    theirs = params["policy"]
+    theirs = read_parameters(path, f"init_model {source!r}: give a model that is whole")["policy"]
     mine = model.policy.state_dict()
     wrong = [k for k, v in theirs.items() if k in mine and mine[k].shape != v.shape]
     if wrong:
@@ -223,18 +231,17 @@ def train(
             raise ValueError(f"--resume {run_dir}: no such run folder")
         from .rllib import is_rllib_config
 
-        if (run_dir / "config.yaml").exists() and is_rllib_config(run_dir / "config.yaml"):
+        try:
+            rllib = (run_dir / "config.yaml").exists() and is_rllib_config(run_dir / "config.yaml")
+        except ValueError:  # a damaged config.yaml: read_run_config names it, with what to do
+            rllib = False
+        if rllib:
             raise ValueError(
                 f"--resume {run_dir}: RLlib runs do not resume (its checkpoint/ loads with Algorithm.from_checkpoint)"
             )
-        env_id_run, _ = read_run_config(run_dir)
-        if env_id and env_id != env_id_run:
-            raise ValueError(f"{run_dir} trains {env_id_run}, not {env_id}")
-        env_id, config = load_config(run_dir / "config.yaml", env_id_run, extra)
-        checkpoint = find_last_checkpoint(run_dir)
-        if checkpoint is None:
-            raise ValueError(f"{run_dir} has no checkpoint to resume from (checkpoints/{CHECKPOINT_PREFIX}_*.zip)")
+        env_id, config = read_run_config(run_dir, env_id, extra)  # refuses a damaged config.yaml
         check_device(config)
+        point = resume_point(run_dir, config.imitation is not None, log)
     else:
         if config_path is None:
             raise ValueError("give a config file (configs/ppo.yaml) or --resume RUN_FOLDER")
@@ -249,55 +256,85 @@ def train(
             check_init_model(config, env_id)
         check_device(config)
         run_dir = new_run_dir(Path(runs_dir), env_id, config, name)
-        checkpoint = None
+        point = ResumePoint(run_dir, "start")
 
-    (run_dir / "config.yaml").write_text(dump_config(env_id, config), encoding="utf-8")
+    write_run_config(run_dir, env_id, config)
     if argv is not None:
         line = shlex.join(["forty-thieves", *argv])
     else:
         call = f"{config_path!r}, {env_id!r}, overrides={extra!r}, resume={resume!r}"
         line = f"python: agents.training.train.train({call})"
     record_command(run_dir, line)
-    (run_dir / "versions.json").write_text(json.dumps(library_versions(), indent=1) + "\n", encoding="utf-8")
+    write_versions(run_dir)
     set_threads(config)
-    if config.algo == "TorchPPO":
-        _train_torch(run_dir, env_id, config, checkpoint, progress, verbose, log)
+    try:
+        if config.algo == "TorchPPO":  # the same resume points and warm starts (start_model)
+            from .torch_run import train_torch
+
+            checkpoint = point.path if point.stage == "checkpoint" else None
+            prepare = lambda model: start_model(model, env_id, config, point, log)  # noqa: E731
+            train_torch(
+                run_dir, env_id, config, checkpoint, progress=progress, verbose=verbose, log=log, prepare=prepare
+            )
+        else:
+            _train_maskable(run_dir, env_id, config, point, progress, verbose, log)
         if final_eval and config.final_eval_episodes > 0:
             log(final_evaluation(run_dir, env_id, config))
-        return run_dir
+    except KeyboardInterrupt:
+        log(resume_hint(run_dir, config))
+        raise
+    return run_dir
 
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
-    from .callbacks import DealEvalCallback, EpisodeStats, Progress, StopAfter
+def start_model(model: Any, env_id: str, config: TrainConfig, point: ResumePoint, log: Callable[[str], None]) -> None:
+    """Bring a fresh model to the start of PPO: the finished imitation's model when the run
+    has one, else ``init_model``'s weights and the imitation (:func:`warm_start`)."""
+    if point.stage == "imitation":
+        assert point.path is not None
+        load_parameters(model, point.path, "the imitation runs again if you move it away", device=str(model.device))
+        log(f"{point.run_dir}: the imitation had finished; PPO starts from {point.path.name}")
+        return
+    if config.init_model is not None:
+        load_weights(model, config.init_model, log)
+    if config.imitation is not None:
+        try:
+            warm_start(model, env_id, config, point.run_dir, log)
+        except KeyboardInterrupt:
+            log("interrupted in the imitation: it keeps nothing until it finishes")
+            raise
 
-    done_steps = 0
-    if checkpoint is not None:
-        done_steps = checkpoint_steps(checkpoint) or 0
+
+def _train_maskable(
+    run_dir: Path,
+    env_id: str,
+    config: TrainConfig,
+    point: ResumePoint,
+    progress: bool,
+    verbose: bool,
+    log: Callable[[str], None],
+) -> None:
+    """A MaskablePPO run from ``point`` (a checkpoint, the finished imitation or the start)."""
+    from stable_baselines3.common.callbacks import CallbackList
+
+    from .callbacks import Checkpoints, DealEvalCallback, EpisodeStats, Progress, StopAfter
+
+    done_steps = point.steps
     venv = make_train_env(env_id, config, config.seed + done_steps)
-    if checkpoint is None:
-        model = build_model(config, venv, config.seed, env_id)
-        if config.init_model is not None:
-            load_weights(model, config.init_model, log)
-        if config.imitation is not None:
-            warm_start(model, env_id, config, run_dir, log)
-        log(f"training {config.algo} on {env_id} for {config.n_timesteps:,} steps -> {run_dir}")
+    if point.stage == "checkpoint":
+        assert point.path is not None
+        model = load_model(point.path, env=venv, device=config.device)
+        log(f"resuming {run_dir} from {point.path.name} ({model.num_timesteps:,} of {config.n_timesteps:,} steps)")
     else:
-        model = MaskablePPO.load(str(checkpoint), env=venv, device=config.device)
-        log(f"resuming {run_dir} from {checkpoint.name} ({model.num_timesteps:,} of {config.n_timesteps:,} steps)")
+        model = build_model(config, venv, config.seed, env_id)
+        start_model(model, env_id, config, point, log)
+        log(f"training {config.algo} on {env_id} for {config.n_timesteps:,} steps -> {run_dir}")
     model.set_logger(make_logger(run_dir, verbose))
 
     stats = EpisodeStats()
     n = config.n_envs
     callbacks: list[Any] = [stats, Progress(config.n_timesteps, stats, progress)]
     if config.save_freq > 0:
-        callbacks.append(
-            CheckpointCallback(
-                save_freq=max(1, config.save_freq // n),
-                save_path=str(run_dir / "checkpoints"),
-                name_prefix=CHECKPOINT_PREFIX,
-            )
-        )
+        callbacks.append(Checkpoints(max(1, config.save_freq // n), run_dir))
     eval_env = None
     if config.eval_freq > 0:
         eval_env = make_eval_env(env_id, config)
@@ -306,7 +343,7 @@ def train(
                 eval_env,
                 n_eval_episodes=config.n_eval_episodes,
                 eval_freq=max(1, config.eval_freq // n),
-                best_model_save_path=str(run_dir),
+                best_model_path=run_dir / "best_model.zip",
                 log_path=str(run_dir),
                 deterministic=config.eval_deterministic,
                 verbose=0,
@@ -329,7 +366,7 @@ def train(
             model.learn(
                 total_timesteps=remaining,
                 callback=CallbackList(callbacks),
-                reset_num_timesteps=checkpoint is None,
+                reset_num_timesteps=point.stage != "checkpoint",
                 progress_bar=False,
             )
         except KeyboardInterrupt:
@@ -338,9 +375,8 @@ def train(
     else:
         log(f"{run_dir} has already trained {model.num_timesteps:,} steps (n_timesteps {config.n_timesteps:,})")
     seconds = time.monotonic() - t0
-    (run_dir / "checkpoints").mkdir(exist_ok=True)
-    model.save(str(run_dir / "checkpoints" / f"{CHECKPOINT_PREFIX}_{model.num_timesteps}_steps"))
-    model.save(str(run_dir / "final_model"))
+    save_model(model, checkpoint_path(run_dir, model.num_timesteps))
+    save_model(model, run_dir / "final_model.zip")
     model.logger.close()
     venv.close()
     if eval_env is not None:
@@ -348,34 +384,9 @@ def train(
     steps_per_s = (model.num_timesteps - done_steps) / max(seconds, 1e-9)
     why = "interrupted" if interrupted else ("time limit" if stopper is not None and stopper.stopped else "done")
     log(f"{why}: {model.num_timesteps:,} steps, {seconds:.0f} s this session ({steps_per_s:.0f} steps/s)")
-    update_train_info(run_dir, model.num_timesteps, seconds, why)
+    update_train_info(run_dir, model.num_timesteps, seconds, why, log)
     if interrupted:
         raise KeyboardInterrupt
-    if final_eval and config.final_eval_episodes > 0:
-        summary = final_evaluation(run_dir, env_id, config)
-        log(summary)
-    return run_dir
-
-
-def _train_torch(
-    run_dir: Path,
-    env_id: str,
-    config: TrainConfig,
-    checkpoint: Path | None,
-    progress: bool,
-    verbose: bool,
-    log: Callable[[str], None],
-) -> None:
-    """A TorchPPO run (:mod:`.torch_run`), with the same warm starts as MaskablePPO's."""
-    from .torch_run import train_torch
-
-    def prepare(model: Any) -> None:
-        if config.init_model is not None:
-            load_weights(model, config.init_model, log)
-        if config.imitation is not None:
-            warm_start(model, env_id, config, run_dir, log)
-
-    train_torch(run_dir, env_id, config, checkpoint, progress=progress, verbose=verbose, log=log, prepare=prepare)
 
 
 def warm_start(model: Any, env_id: str, config: TrainConfig, run_dir: Path, log: Callable[[str], None]) -> None:
@@ -387,15 +398,18 @@ def warm_start(model: Any, env_id: str, config: TrainConfig, run_dir: Path, log:
     t0 = time.monotonic()
     n_all = im.games + im.dagger_rounds * im.dagger_games
     deals = training_deals(n_all, config.seed)
+    # imitation.json marks a finished imitation (runs.resume_point): one left by an earlier,
+    # damaged try must not vouch for the student models saved below.
+    (run_dir / IMITATION_INFO).unlink(missing_ok=True)
     common = dict(teacher_kwargs=im.teacher_kwargs, seed=config.seed, gamma=config.gamma, idle_cut=im.idle_cut)
     log(f"imitation: {im.teacher} plays {im.games} training deals")
     data = collect(env_id, deals[: im.games], im.teacher, workers=im.workers, log=log, **common)
     fit = dict(batch_size=im.batch_size, learning_rate=im.learning_rate, vf_coef=im.vf_coef, seed=config.seed, log=log)
     rounds = [{"games": im.games, "positions": len(data), "teacher_won": float(data.won.mean())}]
     rounds[0].update(clone(model.policy, data, epochs=im.epochs, **fit))
-    path = run_dir / "imitation_model.zip"
+    path = run_dir / IMITATION_MODEL
     for r in range(im.dagger_rounds):
-        model.save(str(path))
+        save_model(model, path)
         start = im.games + r * im.dagger_games
         log(f"imitation: DAgger round {r + 1}/{im.dagger_rounds}, the student plays {im.dagger_games} deals")
         new = collect(
@@ -412,9 +426,9 @@ def warm_start(model: Any, env_id: str, config: TrainConfig, run_dir: Path, log:
         stats = {"games": im.dagger_games, "positions": len(new), "student_won": float(new.won.mean())}
         stats.update(clone(model.policy, data, epochs=im.dagger_epochs, **fit))
         rounds.append(stats)
-    model.save(str(path))
+    save_model(model, path)
     info = {"teacher": im.teacher, "rounds": rounds, "seconds": round(time.monotonic() - t0, 1)}
-    (run_dir / "imitation.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    write_json(run_dir / IMITATION_INFO, info)  # last: the imitation has finished
     log(f"imitation done in {info['seconds']:.0f} s -> {path.name}")
 
 
@@ -440,7 +454,7 @@ def final_evaluation(run_dir: Path, env_id: str, config: TrainConfig, workers: i
     )
     write_results(evaluation, run_dir / "final_eval")
     out = {"model": model.name, "settings": evaluation.settings, "summary": evaluation.summary}
-    (run_dir / "final_eval.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    write_json(run_dir / "final_eval.json", out)
     return f"final evaluation ({model.name}): {format_summary(evaluation)}"
 
 
