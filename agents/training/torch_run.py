@@ -9,7 +9,8 @@ files, so ``forty-thieves evaluate --agent ppo``, ``forty-thieves ship``, ``init
 
 The loop: collect a rollout of ``n_steps`` steps of ``n_envs`` games, update, log
 (``rollout/*``, ``train/*``, ``time/fps`` to CSV and TensorBoard), then evaluate on the
-validation deals every ``eval_freq`` steps (keeping the best model by mean reward) and
+validation deals before the first rollout and every ``eval_freq`` steps (keeping the best
+model by mean reward) and
 checkpoint every ``save_freq`` steps, both at rollout boundaries. ``max_minutes`` stops
 after the rollout that passes it; Ctrl-C stops at once and saves a checkpoint first. Every
 model and record is written atomically and read back checked (:mod:`agents.files`,
@@ -236,6 +237,9 @@ def train_torch(
         save_model(model, checkpoint_path(run_dir, steps))
 
     steps, total = done, config.n_timesteps
+    if validation is not None and steps == 0:
+        evaluate(0)  # the start (fresh, imitated or init_model weights): where the curve begins
+        logger.dump(0)
     next_eval = _next(steps, config.eval_freq)
     next_save = _next(steps, config.save_freq)
     bar = None
