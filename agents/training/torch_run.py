@@ -239,6 +239,7 @@ def train_torch(
     steps, total = done, config.n_timesteps
     if validation is not None and steps == 0:
         evaluate(0)  # the start (fresh, imitated or init_model weights): where the curve begins
+        logger.record("time/total_timesteps", 0)  # so the start's row in progress.csv says where it is
         logger.dump(0)
     next_eval = _next(steps, config.eval_freq)
     next_save = _next(steps, config.save_freq)

@@ -81,12 +81,14 @@ def test_run_folder_is_a_maskable_ppo_run_folder(run: Path) -> None:
     assert model.num_timesteps == 256
     assert load_config(run / "config.yaml")[1].algo == "TorchPPO"
     state = json.loads((run / "eval_state.json").read_text())
-    assert [e["timesteps"] for e in state["evaluations"]] == [128, 256]
+    assert [e["timesteps"] for e in state["evaluations"]] == [0, 128, 256]  # the start, then every eval_freq
     assert all(e["episodes"] == 3 and 0 <= e["win_rate"] <= 1 for e in state["evaluations"])
     with (run / "logs" / "progress-0.csv").open() as f:
         rows = list(csv.DictReader(f))
-    assert [int(float(r["time/total_timesteps"])) for r in rows] == [64, 128, 192, 256]
-    assert all(r["train/value_loss"] and int(r["time/fps"]) > 0 for r in rows)
+    # The start's evaluation has a row of its own (step 0, no training figures), then one per rollout.
+    assert [int(float(r["time/total_timesteps"])) for r in rows] == [0, 64, 128, 192, 256]
+    assert rows[0]["eval/success_rate"] and not rows[0]["train/value_loss"]
+    assert all(r["train/value_loss"] and int(r["time/fps"]) > 0 for r in rows[1:])
     final = json.loads((run / "final_eval.json").read_text())
     assert final["summary"]["games"] == 2
 
@@ -120,7 +122,7 @@ def test_resume_continues_the_count_and_the_evaluations(run: Path, tmp_path: Pat
     train(resume=copy, total_timesteps=384, progress=False, log=quiet)
     assert find_last_checkpoint(copy).name == "rl_model_384_steps.zip"
     state = json.loads((copy / "eval_state.json").read_text())
-    assert [e["timesteps"] for e in state["evaluations"]] == [128, 256, 384]
+    assert [e["timesteps"] for e in state["evaluations"]] == [0, 128, 256, 384]  # no second start
     with (copy / "logs" / "progress-1.csv").open() as f:
         steps = [int(float(r["time/total_timesteps"])) for r in csv.DictReader(f)]
     assert steps == [320, 384]

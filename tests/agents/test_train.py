@@ -199,25 +199,25 @@ def test_demo_trains_then_compares(
 
     monkeypatch.setenv("FORTY_THIEVES_MODELS", str(tmp_path / "models"))  # nothing shipped: those rows skip
     (tmp_path / "models").mkdir()
-    tiny = [o for o in TINY if not o.startswith(("eval_freq", "save_freq", "n_eval"))]
-    tiny += ["eval_freq=32", "n_eval_episodes=3"]
+    tiny = ["n_envs=2", "n_steps=32", "batch_size=32", "torch_threads=1", "eval_freq=32", "n_eval_episodes=3"]
+    tiny.append("policy_kwargs.features_extractor_kwargs={hidden: 8, rank: 2, value_dim: 8}")
     result = run_demo(minutes=0.5, timesteps=64, n=2, workers=1, runs_dir=tmp_path, progress=False, overrides=tiny)
     out = capsys.readouterr().out
-    # The learning curve: the imitated start (0 steps) and the evaluation after the one rollout.
+    # The learning curve: the start (random weights, 0 steps) and the evaluation after the one rollout.
     assert [e["timesteps"] for e in result["evaluations"]] == [0, 64]
     assert all(e["episodes"] == 3 for e in result["evaluations"])
     assert re.search(r"^ +64 +[0-3]/3 +\d+\.\d % +\d+\.\d +\d\.\d{3}$", result["curve"], re.M)
-    assert load_config(Path(result["run_dir"]) / "config.yaml")[1].algo == "TorchPPO"
+    env_id, config = load_config(Path(result["run_dir"]) / "config.yaml")
+    assert (env_id, config.algo, config.imitation) == ("FortyThieves-Relaxed-v0", "TorchPPO", None)
     stages = [r["agent"] for r in result["stages"]]
-    assert stages[0] == "untrained (random legal moves)" and stages[1].startswith("after imitation")
-    assert stages[2].startswith("after PPO")
+    assert stages[0] == "untrained (random legal moves)" and stages[1].startswith("after PPO (64 steps")
     assert result["stages"][1]["settings"]["agent_options"]["deterministic"] is False
     assert [(r["agent"], r["variant"]) for r in result["rows"]] == [
         ("random", "classic"), ("heuristic", "classic"), ("random", "relaxed"), ("heuristic", "relaxed")
     ]  # fmt: skip
     assert all(r["summary"]["games"] == 2 and r["settings"]["first_deal"] == 1 for r in result["rows"])
     assert "no shipped model 'classic'" in out
-    assert re.search(r"^after PPO \(\+\d+ steps\) +[0-2]/2 ", out, re.M)
+    assert re.search(r"^after PPO \(64 steps, best_model\) +[0-2]/2 ", out, re.M)
     assert re.search(r"^heuristic +[0-2]/2 ", out, re.M)
     assert Path(result["run_dir"], "comparison.json").is_file()
     assert result["trained"]["num_timesteps"] >= 64
