@@ -12,6 +12,9 @@ Usage (the GPU machine; docs/device-training.md)::
 
     python3 -m benchmarks.train_bench --device cuda --out results/train_bench.json
     python3 -m benchmarks.train_bench --device cpu --games 1024 --steps 64 --batch 8192 --rollouts 3  # 2 cores
+    # one trainer a process, e.g. for a whole-process timer that runs the two in turn:
+    python3 -m benchmarks.train_bench --device cpu --setups default --games 1024 --steps 64 --batch 8192 \
+        --rollouts 4 --trainers sb3 --sb3-envs 1024 --sb3-rollout 65536
 """
 
 from __future__ import annotations
@@ -150,13 +153,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rollouts", type=int, default=3, help="timed rollouts (default: 3)")
     p.add_argument("--threads", type=int, default=2, help="torch threads (default: 2)")
     p.add_argument("--sb3", action="store_true", help="also time MaskablePPO on the same device and networks")
+    p.add_argument(
+        "--trainers",
+        help="comma-separated: torch, sb3 (default: torch, with --sb3 torch,sb3); one trainer a process "
+        "lets a whole-process timer alternate the two",
+    )
     p.add_argument("--sb3-envs", type=int, default=4096, help="MaskablePPO's games (default: 4096)")
     p.add_argument("--sb3-rollout", type=int, default=131_072, help="MaskablePPO's steps a rollout (default: 131072)")
     p.add_argument("--out", help="write the rows as JSON here")
     args = p.parse_args(argv)
+    names = (args.trainers or ("torch,sb3" if args.sb3 else "torch")).split(",")
+    timers = {"torch": time_torch, "sb3": time_sb3}
+    if unknown := [n for n in names if n not in timers]:
+        p.error(f"--trainers: unknown {unknown}; choose from torch, sb3")
+    trainers = [timers[n] for n in names]
     rows = []
     for setup in args.setups.split(","):
-        trainers = [time_torch, time_sb3] if args.sb3 else [time_torch]
         for fn in trainers:
             row = fn(setup, args)
             rows.append(row)
