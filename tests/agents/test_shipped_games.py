@@ -1,0 +1,52 @@
+"""The shipped models play the same games as when they were shipped.
+
+Each row was recorded by playing the shipped ``classic`` and ``relaxed`` models (greedy, as their
+metadata says) on deals 1-3 with the agent seeded by the deal number, at commit 353d0af: the
+number of moves, the outcome and a digest of the whole move list. A change of code that moves a
+network class, touches the observation or the action encoding shows up here as another game.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+import torch
+
+import forty_thieves_env  # noqa: F401  (registers the ids)
+from agents.players.base import make_agent
+from forty_thieves_env.envs.env import FortyThievesEnv
+
+#: (model, deal) -> (moves, won, cards on the foundations, sha256 of the JSON move list, first 16 hex digits)
+GAMES = {
+    ("classic", 1): (162, False, 37, "5e63ca0da401cf2a"),
+    ("classic", 2): (257, True, 104, "2cfb237071d2ba0b"),
+    ("classic", 3): (1000, False, 44, "ecf677a245289dbd"),
+    ("relaxed", 1): (263, True, 104, "411c320e2e17f774"),
+    ("relaxed", 2): (241, True, 104, "0b3038c38344c890"),
+    ("relaxed", 3): (264, True, 104, "8e0f4649d050b5a6"),
+}
+
+
+def play(model: str, deal: int) -> tuple[int, bool, int, str]:
+    """One game of the shipped model ``model`` on its own variant; the move list's digest."""
+    agent = make_agent("ppo", model, model=model)
+    env = FortyThievesEnv(model)
+    obs, info = env.reset(options={"deal": deal})
+    agent.reset(seed=deal)
+    moves: list[int] = []
+    for _ in range(1000):
+        action = agent.act(obs, info["action_mask"])
+        moves.append(int(action))
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    digest = hashlib.sha256(json.dumps(moves).encode()).hexdigest()[:16]
+    return len(moves), bool(info["won"]), int(info["cards_on_foundations"]), digest
+
+
+@pytest.mark.parametrize(("model", "deal"), sorted(GAMES))
+def test_a_shipped_model_plays_its_recorded_game(model: str, deal: int) -> None:
+    torch.set_num_threads(1)
+    assert play(model, deal) == GAMES[model, deal]
