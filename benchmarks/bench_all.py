@@ -1,4 +1,4 @@
-"""The benchmark suite: the same run as ``forty-thieves bench`` (see :mod:`agents.cli.bench`).
+"""The benchmark suite: the same run as ``forty-thieves bench`` (see :mod:`agents.bench.command`).
 
 Usage (from the repository root; every option of ``forty-thieves bench`` works)::
 

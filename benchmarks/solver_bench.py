@@ -31,8 +31,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.evaluation.statistics import wilson_interval
-from agents.evaluation.sweep import parse_deals
 from agents.search.solver import STRATEGIES, solve
+from agents.sweeps.pool import parse_deals
 from forty_thieves_env import deal, get_variant
 
 

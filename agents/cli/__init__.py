@@ -30,11 +30,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "compare evaluate results: win rates, seed means/IQM with bootstrap intervals, McNemar tests",
     ),
     "solve": (
-        "agents.evaluation.solving",
+        "agents.solving.sweep",
         "solve deals with the perfect-information solver (resumable); winnable sets",
     ),
     "winnability": (
-        "agents.evaluation.winnability",
+        "agents.solving.winnability",
         "the winnability table from solve folders: won/lost/unknown with Wilson intervals, times, agents beside",
     ),
     "train": (
@@ -46,7 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "ship a run's model into agents/models/NAME.zip (+ NAME.json): --model NAME plays it",
     ),
     "bench": (
-        "agents.cli.bench",
+        "agents.bench.command",
         "steps/s of the env (single, SyncVectorEnv, native vector) and MaskablePPO training fps",
     ),
 }

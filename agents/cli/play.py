@@ -95,10 +95,10 @@ def session_from_args(args: argparse.Namespace, clock: Callable[[], float] | Non
 
 def run_cli(args: argparse.Namespace) -> int:
     """The ``forty-thieves play`` handler: resume the saved game or start the one asked for."""
-    from agents.files import check_writable
     from agents.play.session import PlaySession
     from agents.play.stats import StatsFile
     from agents.play.tui import PlayApp
+    from agents.storage.files import check_writable
 
     folder = data_dir(args.data_dir)
     # Before the game: a game played into a folder that cannot keep it would be lost.

@@ -297,7 +297,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_cli(args: Any) -> int:
     """The ``forty-thieves compare`` handler."""
-    from agents.files import check_writable, write_json
+    from agents.storage.files import check_writable, write_json
 
     if args.json:  # before the bootstrap
         check_writable(Path(args.json).parent, "the report")

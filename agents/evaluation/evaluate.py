@@ -25,7 +25,7 @@
   game by game on the pool, ``--opt batch_size=N`` sets the games per chunk (1024) and
   ``--opt threads=N`` its torch threads (1).
 * **On Ray** (``ray=``, ``--ray [ADDRESS]``): the same workers in chunks of deals on a local
-  Ray instance or a cluster (:mod:`.ray_pool`), the same rows; ``ppo`` then plays game by game.
+  Ray instance or a cluster (:mod:`agents.sweeps.ray_pool`), the same rows; ``ppo`` then plays game by game.
 
 Command line: ``forty-thieves evaluate --agent heuristic --variant classic --deals test``.
 """
@@ -44,12 +44,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.files import check_writable, write_json, write_text
+from agents.evaluation.statistics import wilson_interval
+from agents.storage.files import check_writable, write_json, write_text
+from agents.sweeps.pool import deals_meta, parse_deals, run_jobs, worker_count
 from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
 
 from .games import GameResult, agent_seed
-from .statistics import wilson_interval
-from .sweep import deals_meta, parse_deals, run_jobs, worker_count
 
 CSV_FIELDS = ("deal", "won", "cards_on_foundations", "moves", "seconds", "truncated", "cpu_seconds")
 
@@ -147,7 +147,7 @@ def evaluate(
         ray: Play on Ray instead of the process pool: ``"local"`` (a Ray instance on
             ``workers`` cores, default every core), ``"auto"``, ``"ray://HOST:PORT"`` or
             ``"HOST:PORT"`` (a cluster; ``workers`` then caps the tasks in flight). See
-            :mod:`.ray_pool`.
+            :mod:`agents.sweeps.ray_pool`.
     """
     from forty_thieves_env.engine.variants import get_variant
 
@@ -179,7 +179,7 @@ def evaluate(
     t0 = time.perf_counter()
     pool = None
     if ray is not None:
-        from .ray_pool import RayPool
+        from agents.sweeps.ray_pool import RayPool
 
         pool = RayPool(ray, workers)
         workers = pool.in_flight

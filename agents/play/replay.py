@@ -253,7 +253,7 @@ def page_html(replay: Replay) -> str:
 
 def write_page(replay: Replay, path: str | os.PathLike[str]) -> Path:
     """Write :func:`page_html` to ``path`` (atomically)."""
-    from agents.files import write_text
+    from agents.storage.files import write_text
 
     return write_text(path, page_html(replay))
 
@@ -279,7 +279,7 @@ def run_cli(args: argparse.Namespace) -> int:
     sources = [s for s in ("agent", "save", "results") if getattr(args, s)]
     if len(sources) != 1:
         raise ValueError("give exactly one of --agent, --save or --results")
-    from agents.files import check_writable
+    from agents.storage.files import check_writable
 
     check_writable(Path(args.html).parent, "the page")  # before an agent plays the game
     if args.save:

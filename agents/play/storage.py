@@ -1,6 +1,6 @@
 """The small JSON files of ``forty-thieves play`` (the saved game, the statistics).
 
-Each is written atomically (:func:`agents.files.write_json`: a temporary file, fsync, rename),
+Each is written atomically (:func:`agents.storage.files.write_json`: a temporary file, fsync, rename),
 so a crash never leaves half a file, and carries a version, so a file of another version is
 refused rather than misread.
 """
@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agents import files
+from agents.storage import files
 
 __all__ = ["read_json", "write_json"]
 

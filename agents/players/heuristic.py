@@ -384,7 +384,7 @@ def heuristic_win(
     One :func:`rollout` (no idle limit, at most ``max_moves`` moves) for each tie-breaking
     seed in turn; ``None`` when none wins. ``state`` is not changed. A won line is a
     certificate that the position is winnable, whatever the heuristic could see: the
-    solver's runs (:mod:`agents.evaluation.solving`) try a few seeds before searching.
+    solver's runs (:mod:`agents.solving.sweep`) try a few seeds before searching.
     """
     v = get_variant(variant)
     cfg = config_for(v)

@@ -54,9 +54,9 @@ MODEL_ADVICE = "give another model (a run's checkpoints/ hold its earlier ones),
 
 
 def _load_zip(path: Path, device: str) -> Any:
-    """The model at ``path``, read whole and checked first (:func:`agents.modelfile.load_model`):
+    """The model at ``path``, read whole and checked first (:func:`agents.storage.modelfile.load_model`):
     a damaged file is one line naming it, never a traceback from inside torch."""
-    from agents.modelfile import load_model
+    from agents.storage.modelfile import load_model
 
     key = (str(path.resolve()), device)
     if key not in _MODELS:

@@ -119,7 +119,7 @@ class ModelInfo(BaseModel):
 
     def write(self, path: Path) -> None:
         """Write the metadata to ``path`` atomically."""
-        from agents.files import write_json
+        from agents.storage.files import write_json
 
         write_json(path, self.model_dump(mode="json"))
 
@@ -280,7 +280,7 @@ def saved_timesteps(zip_path: Path) -> int | None:
 
 def _read_json(path: Path) -> dict[str, Any] | None:
     """A run's JSON record, None when missing; a damaged one is refused, naming it."""
-    from agents.files import read_json
+    from agents.storage.files import read_json
 
     if not path.is_file():
         return None

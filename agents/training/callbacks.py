@@ -1,7 +1,7 @@
 """The SB3 callbacks of a training run: episode stats, the progress bar, the time limit, the
 checkpoints and the evaluation on fixed validation deals. Importing this module imports
 stable-baselines3. The models and the evaluation record are written atomically
-(:mod:`agents.files`): SB3's own callbacks save in place, where a kill leaves a file cut short."""
+(:mod:`agents.storage.files`): SB3's own callbacks save in place, where a kill leaves a file cut short."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import numpy as np
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.files import damaged, read_json, write_json
-from agents.modelfile import save_model
+from agents.storage.files import damaged, read_json, write_json
+from agents.storage.modelfile import save_model
 
 from .runs import EVAL_STATE_ADVICE, checkpoint_path
 

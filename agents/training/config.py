@@ -33,7 +33,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agents.yamlfile import YAMLFileError, load_yaml
+from agents.storage.yamlfile import YAMLFileError, load_yaml
 
 DEFAULT_SECTION = "default"
 DEFAULT_ENV_ID = "FortyThieves-v0"
@@ -91,7 +91,7 @@ class NetArch(_Strict):
 
 
 class EmbeddingKwargs(_Strict):
-    """Options of :class:`agents.training.networks.CardEmbeddingExtractor` (ignored by ``mlp``)."""
+    """Options of :class:`agents.training.networks.card_embedding.CardEmbeddingExtractor` (ignored by ``mlp``)."""
 
     embed_dim: int = Field(16, ge=1, le=256)  # size of a card code's embedding (one table for all slots)
     column_dim: int = Field(64, ge=1, le=1024)  # features per column, one network shared by all columns
@@ -100,7 +100,7 @@ class EmbeddingKwargs(_Strict):
 
 
 class ScorerKwargs(_Strict):
-    """Options of :class:`agents.training.move_scorer.MoveScorer` (``features_extractor: move_scorer``)."""
+    """Options of :class:`agents.training.networks.move_scorer.MoveScorer` (``features_extractor: move_scorer``)."""
 
     embed_dim: int = Field(16, ge=1, le=256)  # size of a card's embedding and of its distance-from-home one
     top_cards: int = Field(4, ge=1, le=64)  # slots from the top of a column read one by one
@@ -111,7 +111,7 @@ class ScorerKwargs(_Strict):
 
 
 class LookupKwargs(_Strict):
-    """Options of :class:`agents.training.lookup_scorer.LookupScorer` (``features_extractor: lookup_scorer``)."""
+    """Options of :class:`.networks.lookup_scorer.LookupScorer` (``features_extractor: lookup_scorer``)."""
 
     top_cards: int = Field(3, ge=1, le=64)  # slots from the top of a column whose facts are read
     waste_cards: int = Field(2, ge=1, le=64)  # top waste cards whose facts are read

@@ -14,7 +14,7 @@ env id, ``default`` merged under each, ``--set`` overrides), checked key by key 
 * :class:`MaskedActionCount` logs, per iteration, the actions taken that the mask ruled out
   (``masked_actions_taken``, must stay 0) beside the actions checked;
 * Ray: a local instance on ``num_cpus`` cores, or the cluster at ``ray_address``
-  (:class:`agents.evaluation.ray_pool.RayPool` joins it, with its checks);
+  (:class:`agents.sweeps.ray_pool.RayPool` joins it, with its checks);
 * the run folder (``runs/<env>_RLlibPPO_<time>`` or ``--name``) gets ``config.yaml``,
   ``command.txt``, ``versions.json``, ``progress.jsonl`` (one line per iteration: env steps,
   episodes, mean return and length, masked actions, the learner's losses) and ``checkpoint/``
@@ -203,7 +203,7 @@ def train_rllib(
     log: Callable[[str], None] = print,
 ) -> Path:
     """Train RLlib PPO as the config says; return the run folder (see the module docstring)."""
-    from agents.evaluation.ray_pool import LOCAL, RayPool
+    from agents.sweeps.ray_pool import LOCAL, RayPool
 
     from .runs import library_versions, new_run_dir, record_command
 

@@ -1,6 +1,6 @@
 """Run folders: naming a new one, its checkpoints, config, command log, versions and training record.
 
-Every file here is written atomically (:mod:`agents.files`) and read back checked: a damaged
+Every file here is written atomically (:mod:`agents.storage.files`) and read back checked: a damaged
 ``config.yaml`` is refused on one line rather than filled in with defaults
 (:func:`read_run_config`), and a damaged checkpoint is set aside for the previous good one,
 saying so (:func:`resume_point`), which also tells where ``--resume`` continues a run that
@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 import yaml
 
-from agents.files import DamagedFileError, LineLog, damaged, read_json, write_json, write_text
-from agents.modelfile import check_model
-from agents.yamlfile import yaml_error_line
+from agents.storage.files import DamagedFileError, LineLog, damaged, read_json, write_json, write_text
+from agents.storage.modelfile import check_model
+from agents.storage.yamlfile import yaml_error_line
 
 from .config import ConfigError, TrainConfig, dump_config, load_config, validate_section
 
@@ -311,7 +311,7 @@ def resume_point(run_dir: Path, imitation: bool, log: Callable[[str], None] = pr
     """The last finished stage of a run folder: its newest good checkpoint, else a finished
     imitation (when the config has one), else the start.
 
-    Each checkpoint is read whole (:func:`~agents.modelfile.check_model`). With ``mend``,
+    Each checkpoint is read whole (:func:`~agents.storage.modelfile.check_model`). With ``mend``,
     a damaged checkpoint newer than a good one is set aside (``.damaged``), saying so, and
     the good one is used. A finished imitation is one with its ``imitation.json`` (written
     last) and a good ``imitation_model.zip``.

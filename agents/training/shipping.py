@@ -14,7 +14,7 @@ The zip's Adam moments (``policy.optimizer.pth``, twice the weights) are emptied
 removed, since ``MaskablePPO.load`` requires the entry; playing never reads them, and a
 training resumed from a shipped zip starts its optimizer afresh (``--keep-optimizer`` keeps
 them). Entries are compressed too. The run's model is read whole first
-(:func:`agents.modelfile.check_model`: a damaged one is named, on one line), and the shipped
+(:func:`agents.storage.modelfile.check_model`: a damaged one is named, on one line), and the shipped
 zip is loaded and checked against its metadata (:func:`agents.players.shipped.check_fit`)
 before it replaces anything. The three files are each written atomically, into a folder
 checked writable before the work starts.
@@ -33,9 +33,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from agents.files import check_writable, write_bytes
-from agents.modelfile import check_model
 from agents.players.shipped import NAME_PATTERN, ModelInfo, check_fit, info_from_run, models_dir, run_model
+from agents.storage.files import check_writable, write_bytes
+from agents.storage.modelfile import check_model
 
 OPTIMIZER_ENTRY = "policy.optimizer.pth"
 

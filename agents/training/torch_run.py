@@ -13,8 +13,8 @@ validation deals before the first rollout and every ``eval_freq`` steps (keeping
 model by mean reward) and
 checkpoint every ``save_freq`` steps, both at rollout boundaries. ``max_minutes`` stops
 after the rollout that passes it; Ctrl-C stops at once and saves a checkpoint first. Every
-model and record is written atomically and read back checked (:mod:`agents.files`,
-:mod:`agents.modelfile`), as in a MaskablePPO run.
+model and record is written atomically and read back checked (:mod:`agents.storage.files`,
+:mod:`agents.storage.modelfile`), as in a MaskablePPO run.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.files import damaged, read_json, write_bytes, write_json
-from agents.modelfile import load_model, save_model
+from agents.storage.files import damaged, read_json, write_bytes, write_json
+from agents.storage.modelfile import load_model, save_model
 
 from .config import TrainConfig, parse_schedule
 from .runs import EVAL_STATE_ADVICE, checkpoint_path, checkpoint_steps, make_logger, update_train_info

@@ -50,8 +50,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.files import write_json
-from agents.modelfile import load_model, load_parameters, read_parameters, save_model
+from agents.storage.files import write_json
+from agents.storage.modelfile import load_model, load_parameters, read_parameters, save_model
 
 from .config import TrainConfig, load_config, parse_schedule
 from .envs import make_eval_env, make_train_env
@@ -96,7 +96,7 @@ def build_model(config: TrainConfig, venv: Any, seed: int, env_id: str | None = 
     import torch
     from sb3_contrib import MaskablePPO
 
-    from .networks import policy_class_for, policy_kwargs_for
+    from .networks.policies import policy_class_for, policy_kwargs_for
 
     # torch.distributions re-checks every batch's logits and samples (a tenth of the training
     # time with a fast network); the masked logits SB3 builds are valid by construction.

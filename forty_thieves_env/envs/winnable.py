@@ -1,7 +1,7 @@
 """Winnable-deal sets: training deals the solver proved winnable, with their winning lines.
 
 Each set is ``forty_thieves_env/data/winnable/<variant>.json.gz`` (package data), made by
-``forty-thieves solve ... --export-winnable`` (:mod:`agents.evaluation.solving`; the exact command,
+``forty-thieves solve ... --export-winnable`` (:mod:`agents.solving.sweep`; the exact command,
 the solver budget, the date, the deals searched and the counts of won / lost / unknown
 are in its :func:`meta`). A deal is in the set when the perfect-information solver found a
 win within its budget; its certificate is that win as move text, which

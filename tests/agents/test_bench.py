@@ -6,9 +6,9 @@ import re
 
 import pytest
 
+from agents.bench.command import summary
+from agents.bench.envs import Row
 from agents.cli import main
-from agents.cli.bench import summary
-from agents.evaluation.bench import Row
 
 ROWS = (
     "gym.make (one env)",

@@ -17,7 +17,7 @@ from agents.evaluation.evaluate import (
     write_results,
 )
 from agents.evaluation.statistics import wilson_interval
-from agents.evaluation.sweep import parse_deals
+from agents.sweeps.pool import parse_deals
 
 
 def test_parse_deals():

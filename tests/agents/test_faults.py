@@ -20,9 +20,10 @@ import pytest
 import torch
 
 from agents.cli import main
-from agents.evaluation import solving
-from agents.evaluation.solving import Budget, read_verdicts, solve_deals
-from agents.files import DamagedFileError
+from agents.solving import sweep as solving
+from agents.solving.sweep import solve_deals
+from agents.solving.verdicts import Budget, read_verdicts
+from agents.storage.files import DamagedFileError
 from agents.training.runs import CONFIG_END, read_run_config, resume_hint, resume_point
 from agents.training.train import train
 
@@ -306,7 +307,7 @@ def solve(out: Path, deals: str) -> dict[str, Any]:
 
 
 def test_a_torn_last_verdict_is_solved_again_and_every_later_resume_works(tmp_path: Path, fake_solver: None) -> None:
-    from agents.evaluation.winnability import table_row
+    from agents.solving.winnability import table_row
 
     out = tmp_path / "solved"
     solve(out, "1-6")
@@ -368,7 +369,7 @@ def test_solve_killed_at_a_random_moment_loses_no_finished_verdict(
     out = tmp_path / "solved"
     path = out / "verdicts.jsonl"
     script = f"""
-        from agents.evaluation import solving
+        from agents.solving import sweep as solving
 
         def fake(variant, deal, budget):  # fake_verdict's rows
             lost = deal % 2 == 1
@@ -397,8 +398,8 @@ def test_evaluate_checks_its_out_before_playing_a_game(
     import errno
     import os
 
-    from agents import files
     from agents.evaluation import evaluate
+    from agents.storage import files
 
     def no_game(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a game was played before the output was checked")

@@ -1,4 +1,4 @@
-"""agents/files.py and agents/modelfile.py: atomic writes that a kill cannot tear, the repair of
+"""agents/storage/files.py and agents/storage/modelfile.py: atomic writes that a kill cannot tear, the repair of
 an append-only log's torn tail, checked reads, the output-folder probe, and model zips read
 whole before loading. The kills are real: a subprocess writing in a loop gets SIGKILL at a
 random moment."""
@@ -20,9 +20,17 @@ from pathlib import Path
 
 import pytest
 
-from agents import files
-from agents.files import DamagedFileError, LineLog, check_writable, read_json, repair_tail, write_json, write_text
-from agents.modelfile import check_model, save_model
+from agents.storage import files
+from agents.storage.files import (
+    DamagedFileError,
+    LineLog,
+    check_writable,
+    read_json,
+    repair_tail,
+    write_json,
+    write_text,
+)
+from agents.storage.modelfile import check_model, save_model
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +60,7 @@ class FakeModel:
 #: (A kill does not cut a single small write() in practice; a crash or a full disk does.)
 SLOW_APPENDS = """
 import time
-from agents import files
+from agents.storage import files
 
 def append_in_two(self, *lines):
     data = "".join(line + "\\n" for line in lines).encode()
@@ -145,7 +153,7 @@ def test_a_model_save_killed_at_a_random_moment_leaves_a_whole_model(tmp_path: P
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_files import FakeModel, fake_model_bytes
-        from agents.modelfile import save_model
+        from agents.storage.modelfile import save_model
         models = [FakeModel(fake_model_bytes(2_000_000, k)) for k in (1, 2)]
         save_model(models[0], {str(path)!r})
         Path({str(started)!r}).touch()
@@ -251,7 +259,7 @@ def test_appends_killed_at_a_random_moment_lose_at_most_the_line_being_written(t
     script = f"""
         import json
         from pathlib import Path
-        from agents.files import LineLog
+        from agents.storage.files import LineLog
         pad = "x" * 200
         with LineLog({str(path)!r}) as log:
             Path({str(started)!r}).touch()

@@ -59,7 +59,7 @@ def test_returns_are_discounted_rewards(demos: Demonstrations) -> None:
 def test_clone_fits_the_teacher(demos: Demonstrations) -> None:
     from sb3_contrib import MaskablePPO
 
-    from agents.training.move_scorer import MoveScorerPolicy
+    from agents.training.networks.move_scorer import MoveScorerPolicy
 
     torch.manual_seed(0)
     model = MaskablePPO(MoveScorerPolicy, gym.make(ENV), seed=0)
@@ -73,7 +73,7 @@ def test_dagger_round_plays_the_student(tmp_path, demos: Demonstrations) -> None
     """With a student, its moves are played (the game differs), the teacher's are the labels."""
     from sb3_contrib import MaskablePPO
 
-    from agents.training.move_scorer import MoveScorerPolicy
+    from agents.training.networks.move_scorer import MoveScorerPolicy
 
     model = MaskablePPO(MoveScorerPolicy, gym.make(ENV), seed=0)  # untrained: plays about at random
     path = tmp_path / "student.zip"
@@ -125,7 +125,7 @@ def test_a_student_in_this_process_leaves_the_torch_threads(tmp_path, demos: Dem
     """``workers=1`` plays the student here; the trainer's torch threads must survive it."""
     from sb3_contrib import MaskablePPO
 
-    from agents.training.move_scorer import MoveScorerPolicy
+    from agents.training.networks.move_scorer import MoveScorerPolicy
 
     path = tmp_path / "student.zip"
     MaskablePPO(MoveScorerPolicy, gym.make(ENV), seed=0).save(str(path))

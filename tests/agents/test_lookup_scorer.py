@@ -10,10 +10,10 @@ import torch
 from scorer_checks import assert_logits_follow_the_columns
 
 import forty_thieves_env  # noqa: F401
-from agents.training.card_facts import CARD_ROWS, FACT_STARTS, N_DIST
-from agents.training.lookup_scorer import LookupScorer, LookupScorerPolicy, row_sum
-from agents.training.masked_distribution import OnceMaskedCategoricalDistribution
-from agents.training.move_scorer import MoveScorer
+from agents.training.networks.card_facts import CARD_ROWS, FACT_STARTS, N_DIST
+from agents.training.networks.lookup_scorer import LookupScorer, LookupScorerPolicy, row_sum
+from agents.training.networks.masked_distribution import OnceMaskedCategoricalDistribution
+from agents.training.networks.move_scorer import MoveScorer
 from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.envs.observation import FACE_DOWN, NO_CARD
 
@@ -289,7 +289,7 @@ def test_the_network_without_its_numpy_pieces_gives_the_same_outputs_and_gradien
         facts = net.facts(obs, in_torch=in_torch)
         inputs = dict(zip(("col", "glob", "slot"), facts, strict=True))
         if in_torch:
-            import agents.training.lookup_scorer as ls
+            import agents.training.networks.lookup_scorer as ls
 
             plain = lambda rows, table: torch.nn.functional.embedding_bag(rows, table, mode="sum")  # noqa: E731
             old, ls.row_sum = ls.row_sum, plain

@@ -9,7 +9,7 @@ import torch
 from scorer_checks import assert_logits_follow_the_columns
 
 import forty_thieves_env  # noqa: F401
-from agents.training.move_scorer import DIST_FACE_DOWN, DIST_NO_CARD, MoveScorer, MoveScorerPolicy
+from agents.training.networks.move_scorer import DIST_FACE_DOWN, DIST_NO_CARD, MoveScorer, MoveScorerPolicy
 from forty_thieves_env.engine.variants import get_variant
 
 IDS = {"classic": "FortyThieves-v0", "relaxed": "FortyThieves-Relaxed-v0"}

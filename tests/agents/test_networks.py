@@ -6,7 +6,7 @@ import gymnasium as gym
 import torch
 
 import forty_thieves_env  # noqa: F401
-from agents.training.networks import CardEmbeddingExtractor
+from agents.training.networks.card_embedding import CardEmbeddingExtractor
 from forty_thieves_env.envs.observation import N_OBS_CODES
 
 

@@ -1,4 +1,4 @@
-"""``evaluate --ray`` and ``solve --ray`` (agents/evaluation/ray_pool.py) on a local Ray of 2 CPUs:
+"""``evaluate --ray`` and ``solve --ray`` (agents/sweeps/ray_pool.py) on a local Ray of 2 CPUs:
 the same per-deal rows as the process pool, an interrupted solve resumed without a deal solved or
 written twice, bad addresses refused at once, and a clear message when Ray is missing.
 
@@ -22,10 +22,11 @@ from pathlib import Path
 import pytest
 
 from agents.cli import main
-from agents.evaluation import ray_pool
 from agents.evaluation.evaluate import evaluate
-from agents.evaluation.ray_pool import RayError, chunks, parse_address
-from agents.evaluation.solving import Budget, read_verdicts, solve_deals
+from agents.solving.sweep import solve_deals
+from agents.solving.verdicts import Budget, read_verdicts
+from agents.sweeps import ray_pool
+from agents.sweeps.ray_pool import RayError, chunks, parse_address
 
 ray = pytest.importorskip("ray")
 

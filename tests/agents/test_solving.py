@@ -8,8 +8,9 @@ import json
 import pytest
 
 from agents.cli import main
-from agents.evaluation import solving
-from agents.evaluation.solving import Budget, ReplayError, read_verdicts, replay, solve_deals
+from agents.solving import sweep as solving
+from agents.solving.sweep import ReplayError, replay, solve_deals
+from agents.solving.verdicts import Budget, read_verdicts
 from forty_thieves_env.text.game import deal
 
 # relaxed deals are mostly won within a few thousand positions; a node budget keeps it quick.

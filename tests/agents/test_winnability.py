@@ -8,7 +8,7 @@ import pytest
 
 from agents.cli import main
 from agents.evaluation.statistics import wilson_interval
-from agents.evaluation.winnability import format_table, load_rows, table_row
+from agents.solving.winnability import format_table, load_rows, table_row
 
 
 def solve_folder(path, variant, verdicts):
@@ -99,7 +99,7 @@ def test_cli(tmp_path, capsys):
 
 def test_plot(tmp_path):
     pytest.importorskip("matplotlib")
-    from agents.evaluation.winnability import plot_table
+    from agents.solving.winnability import plot_table
 
     row = table_row(solve_folder(tmp_path / "s", "classic", VERDICTS))
     path = plot_table([row], tmp_path / "t.png")

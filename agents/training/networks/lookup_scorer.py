@@ -1,6 +1,6 @@
 """The move scorer built from table lookups: the ``lookup_scorer`` network, the training default.
 
-It scores moves the way :mod:`agents.training.move_scorer` does (one shared scorer per kind of
+It scores moves the way :mod:`agents.training.networks.move_scorer` does (one shared scorer per kind of
 move, column pairs as ``a_i + b_j + u_i . v_j``, a run term for run moves), but it is about ten
 times cheaper per sample, which is what lets PPO train at tens of thousands of steps a second
 on two cores:
@@ -204,7 +204,7 @@ class LookupScorer(BaseFeaturesExtractor):
 
         On the CPU one compiled kernel computes them; on a GPU (or with ``in_torch``) the same
         rows come from torch on the observations' device
-        (:func:`~agents.training.card_facts.card_facts_torch`), never crossing to the host.
+        (:func:`~agents.training.networks.card_facts.card_facts_torch`), never crossing to the host.
 
         Returns:
             ``(B, C, F)`` rows of the columns' table, ``(B, G)`` rows of the table's, and

@@ -7,8 +7,8 @@ inner archive's directory at its end and the load then fails deep inside torch
 the whole file before anything loads it: the entries SB3 needs must be there and every
 entry must pass its CRC. :func:`load_model`, :func:`load_parameters` and
 :func:`read_parameters` load through that check and turn any failure into a
-:class:`~agents.files.DamagedFileError` naming the file; :func:`save_model` writes a model
-atomically (:func:`agents.files.write_bytes`), so a kill during a save leaves the previous
+:class:`~agents.storage.files.DamagedFileError` naming the file; :func:`save_model` writes a model
+atomically (:func:`agents.storage.files.write_bytes`), so a kill during a save leaves the previous
 file, never half of a new one.
 """
 
@@ -21,7 +21,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from agents.files import DamagedFileError, damaged, write_bytes
+from agents.storage.files import DamagedFileError, damaged, write_bytes
 
 #: The entries without which ``MaskablePPO.load`` cannot make a model.
 REQUIRED_ENTRIES = ("data", "policy.pth")

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import forty_thieves_env
-from agents.files import check_writable, read_json, write_json
+from agents.evaluation.statistics import wilson_interval
+from agents.storage.files import check_writable, read_json, write_json
+from agents.sweeps.pool import parse_deals
 
-from .solving import META_ADVICE, META_FILE, VERDICTS, VERDICTS_FILE, read_verdicts
-from .statistics import wilson_interval
-from .sweep import parse_deals
+from .verdicts import META_ADVICE, META_FILE, VERDICTS, VERDICTS_FILE, read_verdicts
 
 #: The table as measured (docs/solver.md#the-winnability-table), shipped with the package:
 #: ``load_rows(TABLE_PATH)``.

@@ -1,7 +1,7 @@
 """``forty-thieves bench``: env steps/s (on the GPU too, where there is one) and training steps/s in one table.
 
-The env rows are :mod:`agents.evaluation.bench`'s, the training rows
-:mod:`agents.training.throughput`'s; ``benchmarks/bench_all.py`` runs the same command.
+The env rows are :mod:`agents.bench.envs`'s, the training rows
+:mod:`agents.bench.training`'s; ``benchmarks/bench_all.py`` runs the same command.
 ``steps/s`` is wall-clock; ``per CPU-s`` divides by the CPU time the process used (every
 thread), which a busy machine disturbs less.
 """
@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from agents.evaluation.bench import (
+from agents.bench.envs import (
     HEADER,
     Row,
     bench_device,
@@ -43,8 +43,8 @@ def run_bench(
     seed: int = 0,
     echo: Callable[[str], None] | None = None,
 ) -> list[Row]:
-    """The env rows (:mod:`agents.evaluation.bench`), then with ``ppo`` the training rows
-    (:mod:`agents.training.throughput`; with ``trainers`` MaskablePPO and TorchPPO paired on the
+    """The env rows (:mod:`agents.bench.envs`), then with ``ppo`` the training rows
+    (:mod:`agents.bench.training`; with ``trainers`` MaskablePPO and TorchPPO paired on the
     config, ``trainer_rounds`` turns each); ``echo`` gets each row as it is done."""
     import forty_thieves_env  # noqa: F401 (registers the ids)
 
@@ -62,7 +62,7 @@ def run_bench(
     if gpu_available():
         add(bench_device(env_id, device_envs, seconds, seed))
     if ppo:
-        from agents.training.throughput import config_rows, fixed_rows, trainer_rows
+        from agents.bench.training import config_rows, fixed_rows, trainer_rows
 
         for row in fixed_rows(env_id, ppo_envs, ppo_timesteps, ppo_n_steps, seed):
             add(row)

@@ -1,4 +1,4 @@
-"""The environment rows of ``forty-thieves bench`` (:mod:`agents.cli.bench`) and the table's row type.
+"""The environment rows of ``forty-thieves bench`` (:mod:`agents.bench.command`) and the table's row type.
 
 One run measures, for one variant:
 
@@ -16,8 +16,8 @@ The vector rows choose a random legal action per game with the compiled sampler 
 :mod:`forty_thieves_env.envs.batch`, inside the timed loop. Episodes end as in training (won,
 stuck, or the ids' 1000-step limit) and autoreset.
 
-The training rows (MaskablePPO frames per second) are in :mod:`agents.training.throughput`;
-:mod:`agents.cli.bench` runs both and prints the table.
+The training rows (MaskablePPO frames per second) are in :mod:`agents.bench.training`;
+:mod:`agents.bench.command` runs both and prints the table.
 
 ``steps/s`` is wall-clock; ``per CPU-s`` divides by the CPU time the process used (every
 thread), which a busy machine disturbs less.

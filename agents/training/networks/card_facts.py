@@ -7,7 +7,7 @@ something to learn, and in torch they cost more than the whole network (dozens o
 integer tensor operations per batch). :func:`card_facts` computes them for a batch of
 ``Dict`` observations in one pass of compiled code, with the engine's own build rule
 (:func:`forty_thieves_env.engine.rules.targets` and ``neighbours``), and writes them as rows
-of the network's lookup tables (:mod:`agents.training.lookup_scorer`).
+of the network's lookup tables (:mod:`agents.training.networks.lookup_scorer`).
 
 The facts of a card code ``x`` (in the order of :data:`CARD_FACTS`):
 

@@ -1,6 +1,6 @@
 """Training throughput: MaskablePPO frames per second, and the environment's share of the time.
 
-The training rows of ``forty-thieves bench`` (:mod:`agents.cli.bench`):
+The training rows of ``forty-thieves bench`` (:mod:`agents.bench.command`):
 
 * **MaskablePPO, native VecEnv / DummyVecEnv / trivial env**: one small fixed network and
   settings on three ``VecEnv``: the native :class:`~forty_thieves_env.envs.sb3.FortyThievesVecEnv`,
@@ -25,11 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation.bench import Row, timed
-
-from .config import load_config
-from .envs import make_train_env
-from .train import build_model, set_threads
+from agents.bench.envs import Row, timed
+from agents.training.config import load_config
+from agents.training.envs import make_train_env
+from agents.training.train import build_model, set_threads
 
 #: The config the ``config`` rows train with unless told otherwise.
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "ppo.yaml"
@@ -204,10 +203,9 @@ def trainer_rows(
     """
     import torch
 
+    from agents.training.torch_ppo import TorchPPO
+    from agents.training.torch_run import model_container, settings_of, training_device
     from forty_thieves_env.envs.torch_games import TorchGames
-
-    from .torch_ppo import TorchPPO
-    from .torch_run import model_container, settings_of, training_device
 
     env_id, config = load_config(config_path or DEFAULT_CONFIG, env_id, ["imitation=null"])
     set_threads(config)
