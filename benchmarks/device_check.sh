@@ -18,7 +18,7 @@ export PYTHONPATH=$S:$PWD NUMBA_CACHE_DIR=$(mktemp -d) PYTHONUNBUFFERED=1
 # 1. Parity: CUDA and CPU kernels, every array after every step (10,000 games x 300 steps on four presets),
 #    then TorchGames and TorchPPO on the GPU.
 timeout 300 python3 -m pytest -q -p no:cacheprovider -m cuda -x \
-  tests/envs/test_cuda.py tests/envs/test_torch_games.py tests/agents/test_torch_ppo.py 2>&1 | tee "$OUT/parity.txt"
+  tests/envs/test_cuda.py tests/envs/test_torch_games.py tests/agents/training/test_torch_ppo.py 2>&1 | tee "$OUT/parity.txt"
 # 2. Env steps/s on the device, every preset, actions from outside the step.
 timeout 150 python3 -m benchmarks.cuda_bench --out "$OUT/cuda_bench.json" 2>&1 | tee "$OUT/cuda_bench.txt"
 # 3. Training end to end: TorchPPO (65,536 games) with the MLP and the default network, MaskablePPO beside.

@@ -131,10 +131,10 @@ The rules:
    Its search is small (free cards have no order) and exact; the prover runs it at its
    root.
 
-``tests/agents/test_solver.py`` checks that turning the rules off (``prune=False``) never
+``tests/agents/search/test_solver.py`` checks that turning the rules off (``prune=False``) never
 changes a verdict, on hand-made positions and on end positions of random play-outs in
 every preset, and that rule 6 flags no position along winning lines of classic and
-limited deals; ``tests/agents/test_relaxation.py`` does the same for rule 7, on winning lines and
+limited deals; ``tests/agents/search/test_relaxation.py`` does the same for rule 7, on winning lines and
 on random positions against the unpruned search.
 """
 

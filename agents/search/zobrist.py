@@ -153,7 +153,7 @@ def child_hash(child, parent, cfg, z, root_redeals, col1, col2, wh):
     columns and of the waste, one push at most, before any pop. So a column whose length
     did not change holds the same cards (pushed cards popped again, if any), and the waste
     slots below ``min`` of the two waste lengths are unchanged: only the other columns and
-    slots are rehashed. ``tests/agents/test_solver.py`` checks it against :func:`state_hash`.
+    slots are rehashed. ``tests/agents/search/test_solver.py`` checks it against :func:`state_hash`.
     """
     off_len = cfg[Cfg.OFF_LEN]
     h1 = np.uint64(0)

@@ -27,7 +27,7 @@ from agents.storage.files import DamagedFileError
 from agents.training.runs import CONFIG_END, read_run_config, resume_hint, resume_point
 from agents.training.train import train
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "storage"))
 from test_files import kill_while_running
 
 ROOT = Path(__file__).resolve().parents[2]

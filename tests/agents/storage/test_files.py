@@ -32,7 +32,7 @@ from agents.storage.files import (
 )
 from agents.storage.modelfile import check_model, save_model
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def fake_model_bytes(size: int, seed: int) -> bytes:

@@ -17,7 +17,7 @@ from agents.training.config import (
     parse_schedule,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PPO_YAML = ROOT / "configs" / "ppo.yaml"
 
 

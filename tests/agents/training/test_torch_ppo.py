@@ -23,7 +23,7 @@ from agents.training.torch_ppo import (
 from agents.training.torch_run import model_container, settings_of
 from forty_thieves_env.envs.torch_games import TorchGames
 
-PPO_YAML = Path(__file__).resolve().parents[2] / "configs" / "ppo.yaml"
+PPO_YAML = Path(__file__).resolve().parents[3] / "configs" / "ppo.yaml"
 
 
 SMALL = [

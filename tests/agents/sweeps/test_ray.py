@@ -30,7 +30,7 @@ from agents.sweeps.ray_pool import RayError, chunks, parse_address
 
 ray = pytest.importorskip("ray")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

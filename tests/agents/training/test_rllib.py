@@ -17,7 +17,7 @@ from agents.training.config import ConfigError
 from agents.training.rllib import is_rllib_config, load_rllib_config
 from agents.training.rllib_env import ActionMaskObservation, make_env
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "configs" / "rllib_ppo.yaml"
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from agents.training.notebooks import execute_notebook, inject_parameters, parse_parameter
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOKS = ROOT / "notebooks"
 
 

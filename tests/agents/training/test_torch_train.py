@@ -15,7 +15,7 @@ from agents.training.config import ConfigError, load_config
 from agents.training.runs import find_last_checkpoint
 from agents.training.train import train
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PPO_YAML = ROOT / "configs" / "ppo.yaml"
 
 TINY = [

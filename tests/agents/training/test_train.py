@@ -18,7 +18,7 @@ from agents.training.envs import FixedDeals, eval_chunks
 from agents.training.runs import find_last_checkpoint
 from agents.training.train import train
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PPO_YAML = ROOT / "configs" / "ppo.yaml"
 
 # Small enough to train in seconds on one core: 2 games x 32 steps per rollout.

@@ -29,7 +29,7 @@ from forty_thieves_env.engine.variants import get_variant
 from forty_thieves_env.envs.env import FortyThievesEnv
 from forty_thieves_env.envs.observation import observation_space
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def tiny_model(observation: str = "dict", learn: int = 0) -> MaskablePPO:
