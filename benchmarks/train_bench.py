@@ -116,7 +116,8 @@ def time_sb3(setup: str, args: argparse.Namespace) -> dict[str, object]:
     """MaskablePPO's steps/s for one setup (its own game count)."""
     from agents.training.config import load_config
     from agents.training.envs import make_train_env
-    from agents.training.train import build_model, set_threads
+    from agents.training.networks.policies import build_model
+    from agents.training.train import set_threads
 
     games = args.sb3_envs
     steps = max(1, args.sb3_rollout // games)

@@ -159,9 +159,11 @@ def bench_device(env_id: str, num_envs: int, seconds: float, seed: int = 0) -> R
     from numba import cuda
 
     from forty_thieves_env.envs.cuda_games import CudaGames
-    from forty_thieves_env.envs.registration import ENV_IDS, MAX_EPISODE_STEPS
+    from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS, id_kwargs
 
-    games = CudaGames(num_envs, ENV_IDS[env_id], autoreset="same_step", max_episode_steps=MAX_EPISODE_STEPS)
+    kwargs = id_kwargs(env_id)
+    variant = kwargs.pop("variant")
+    games = CudaGames(num_envs, variant, autoreset="same_step", max_episode_steps=MAX_EPISODE_STEPS, **kwargs)
     games.reset(seed=seed)
     actions = cuda.device_array(num_envs, dtype=np.int64)
     state = {"t": 0}

@@ -28,7 +28,8 @@ import numpy as np
 from agents.bench.envs import Row, timed
 from agents.training.config import load_config
 from agents.training.envs import make_train_env
-from agents.training.train import build_model, set_threads
+from agents.training.networks.policies import build_model
+from agents.training.train import set_threads
 
 #: The config the ``config`` rows train with unless told otherwise.
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "ppo.yaml"

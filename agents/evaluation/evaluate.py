@@ -96,23 +96,31 @@ def play_game(env: Any, agent: Any, deal: int, seed: int, max_moves: int = MAX_E
 _WORKER: dict[str, Any] = {}
 
 
-def _make_player(agent: str, variant: str, agent_kwargs: dict[str, Any]) -> tuple[Any, Any]:
+def _make_player(
+    agent: str, variant: Any, agent_kwargs: dict[str, Any], env_options: dict[str, Any] | None = None
+) -> tuple[Any, Any]:
     from agents.players.base import make_agent
     from forty_thieves_env.envs.env import FortyThievesEnv
 
     player = make_agent(agent, variant, **agent_kwargs)
-    env = FortyThievesEnv(variant, observation=player.observation)
+    env = FortyThievesEnv(variant, observation=player.observation, **(env_options or {}))
     return env, player
 
 
 def _worker_init(
-    agent: str, variant: str, agent_kwargs: dict[str, Any], seed: int, max_moves: int, registry: dict[str, str]
+    agent: str,
+    variant: Any,
+    agent_kwargs: dict[str, Any],
+    seed: int,
+    max_moves: int,
+    registry: dict[str, str],
+    env_options: dict[str, Any],
 ) -> None:
     from agents.players.base import register_agent
 
     for name, target in registry.items():  # agents registered in the parent at run time
         register_agent(name, target)
-    env, player = _make_player(agent, variant, agent_kwargs)
+    env, player = _make_player(agent, variant, agent_kwargs, env_options)
     _WORKER.update(env=env, agent=player, seed=seed, max_moves=max_moves)
 
 
@@ -137,7 +145,8 @@ def evaluate(
 
     Args:
         agent: A registered agent name (:func:`agents.players.base.make_agent`).
-        variant: A preset name.
+        variant: A preset name, or a registered env id (``FortyThieves-Easy-v0``): its rules and
+            env options (:func:`forty_thieves_env.envs.registration.id_variant`) on the deals given.
         deals: See :func:`parse_deals`; ``n`` keeps the first ``n``.
         seed: Base seed; deal ``d`` is played with ``agent_seed(seed, d)``.
         workers: Processes (default: every core); 1 plays in this process.
@@ -150,8 +159,11 @@ def evaluate(
             :mod:`agents.sweeps.ray_pool`.
     """
     from forty_thieves_env.engine.variants import get_variant
+    from forty_thieves_env.envs.registration import id_variant, is_env_id
 
-    variant_name = get_variant(variant).name
+    env_id = variant if is_env_id(variant) else None
+    rules, env_options = id_variant(variant) if env_id else (get_variant(variant), {})
+    variant_name = rules.name
     deal_list = parse_deals(deals, n)
     agent_kwargs = dict(agent_kwargs or {})
     if max_moves < 1:
@@ -161,8 +173,8 @@ def evaluate(
 
         batched, batch_size = batched_options(agent_kwargs)
         if batched and ray is None:
-            args = (variant_name, deals, deal_list, seed, max_moves, agent_kwargs, batch_size, progress)
-            return _evaluate_batched(*args)
+            args = (rules, deals, deal_list, seed, max_moves, agent_kwargs, batch_size, progress)
+            return _with_env_id(_evaluate_batched(*args), env_id)
     workers = worker_count(workers, len(deal_list))
     # Build one player here first: a bad agent name or option fails before any worker starts.
     if agent == "ppo":  # the batched path's own options mean nothing to the agent
@@ -170,7 +182,7 @@ def evaluate(
     else:
         player_kwargs = agent_kwargs
     try:
-        env, player = _make_player(agent, variant_name, player_kwargs)
+        env, player = _make_player(agent, rules, player_kwargs, env_options)
     except TypeError as err:  # an option the agent's constructor does not take
         raise ValueError(f"agent {agent!r}: {err}") from err
 
@@ -185,7 +197,7 @@ def evaluate(
         workers = pool.in_flight
     results: list[GameResult] = []
     bar = _progress(len(deal_list), f"{agent} {variant_name}" + (" (ray)" if pool else ""), progress)
-    init = (agent, variant_name, player_kwargs, seed, max_moves, registered_targets())
+    init = (agent, rules, player_kwargs, seed, max_moves, registered_targets(), env_options)
     local = lambda d: play_game(env, player, d, agent_seed(seed, d), max_moves)  # noqa: E731
     try:
         for r in run_jobs(deal_list, workers, local, _worker_play, _worker_init, init, pool=pool):
@@ -209,11 +221,18 @@ def evaluate(
     }
     if ray is not None:
         settings["ray"] = ray
-    return Evaluation(settings, summarise(results, wall), results)
+    return _with_env_id(Evaluation(settings, summarise(results, wall), results), env_id)
+
+
+def _with_env_id(evaluation: Evaluation, env_id: str | None) -> Evaluation:
+    """Record the env id an evaluation was asked by, where it was (its rules are the variant's)."""
+    if env_id is not None:
+        evaluation.settings["env_id"] = env_id
+    return evaluation
 
 
 def _evaluate_batched(
-    variant_name: str,
+    variant: Any,
     deals: str | Sequence[int],
     deal_list: list[int],
     seed: int,
@@ -239,12 +258,12 @@ def _evaluate_batched(
     player_kwargs = {k: v for k, v in agent_kwargs.items() if k not in ("batched", "batch_size", "threads")}
     before = torch.get_num_threads()
     try:
-        player = make_agent("ppo", variant_name, **player_kwargs, threads=0)  # threads=0: leave torch's setting
+        player = make_agent("ppo", variant, **player_kwargs, threads=0)  # threads=0: leave torch's setting
     except TypeError as err:
         raise ValueError(f"agent 'ppo': {err}") from err
     t0 = time.perf_counter()
     results: list[GameResult] = []
-    bar = _progress(len(deal_list), f"ppo {variant_name} (batched)", progress)
+    bar = _progress(len(deal_list), f"ppo {player.variant.name} (batched)", progress)
 
     def done(r: GameResult) -> None:
         results.append(r)
@@ -262,7 +281,7 @@ def _evaluate_batched(
     results.sort(key=lambda r: r.deal)
     settings = {
         "agent": "ppo",
-        "variant": variant_name,
+        "variant": player.variant.name,
         **deals_meta(deals, deal_list),
         "seed": int(seed),
         "workers": 1,
@@ -377,7 +396,7 @@ def format_summary(evaluation: Evaluation) -> str:
     s, cfg = evaluation.summary, evaluation.settings
     low, high = s["win_rate_ci95"]
     return (
-        f"{cfg['agent']} on {cfg['variant']}, {s['games']} deals "
+        f"{cfg['agent']} on {cfg.get('env_id', cfg['variant'])}, {s['games']} deals "
         f"({cfg['deals']}: {cfg['first_deal']}..{cfg['last_deal']}), "
         f"seed {cfg['seed']}: won {s['wins']} = {100 * s['win_rate']:.1f} % "
         f"(Wilson 95 % {100 * low:.1f}-{100 * high:.1f} %), "
@@ -392,6 +411,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--agent", default="heuristic", help=f"{', '.join(agent_names())} (default: heuristic)")
     parser.add_argument("--variant", default="classic", help="preset name (default: classic)")
+    parser.add_argument("--env", help="a registered env id (FortyThieves-Easy-v0, ...): its rules, not --variant's")
     parser.add_argument("--deals", default="test", help="test (1..1000), validation (1001..2000), 1-50 or 3,17,99")
     parser.add_argument("--n", type=int, help="play only the first N deals")
     parser.add_argument("--seed", type=int, default=0, help="base seed; deal d gets a seed from (seed, d) (default: 0)")
@@ -434,7 +454,7 @@ def run_cli(args: Any) -> int:
     check_writable(args.out, "the results")  # before the games: none is played to be lost
     evaluation = evaluate(
         args.agent,
-        args.variant,
+        args.env or args.variant,
         args.deals,
         n=args.n,
         seed=args.seed,

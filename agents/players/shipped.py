@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from forty_thieves_env.engine.actions import n_actions
 from forty_thieves_env.engine.variants import PRESETS, Variant, get_variant
 from forty_thieves_env.envs.observation import observation_space
-from forty_thieves_env.envs.registration import ENV_IDS
+from forty_thieves_env.envs.registration import ALL_IDS, id_kwargs, id_variant, is_env_id
 
 #: The package's folder of shipped models (``FORTY_THIEVES_MODELS`` overrides it).
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
@@ -86,8 +86,9 @@ class ModelInfo(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelInfo:
-        if self.env_id in ENV_IDS and ENV_IDS[self.env_id] != self.variant:
-            raise ValueError(f"env_id {self.env_id} plays variant {ENV_IDS[self.env_id]!r}, not {self.variant!r}")
+        preset = id_kwargs(self.env_id)["variant"] if is_env_id(self.env_id) else self.variant
+        if preset != self.variant:
+            raise ValueError(f"env_id {self.env_id} plays variant {preset!r}, not {self.variant!r}")
         mode = self.env_kwargs.get("observation", self.observation)
         if mode != self.observation:
             raise ValueError(f"observation is {self.observation!r} but env_kwargs.observation is {mode!r}")
@@ -95,9 +96,10 @@ class ModelInfo(BaseModel):
         return self
 
     def game_variant(self) -> Variant:
-        """The rules it was trained on: the preset with the variant options of ``env_kwargs``."""
+        """The rules it was trained on: its id's (else its preset's), with the variant options of ``env_kwargs``."""
         options = {k: v for k, v in self.env_kwargs.items() if k in _VARIANT_OPTIONS}
-        return get_variant(self.variant, **options)
+        base = id_variant(self.env_id)[0] if is_env_id(self.env_id) else self.variant
+        return get_variant(base, **options)
 
     def describe(self) -> str:
         """``variant 'classic' (FortyThieves-v0)``, with any changed rule after it."""
@@ -221,8 +223,8 @@ def info_from_run(run_dir: Path, zip_path: Path, name: str | None = None) -> Mod
 
     raw = check_run_config(run_dir / "config.yaml")
     env_id, config = next(iter(raw.items()))
-    if env_id not in ENV_IDS:
-        raise ValueError(f"{run_dir / 'config.yaml'}: unknown env id {env_id!r}; env ids are {', '.join(ENV_IDS)}")
+    if not is_env_id(env_id):
+        raise ValueError(f"{run_dir / 'config.yaml'}: unknown env id {env_id!r}; env ids are {', '.join(ALL_IDS)}")
     env_kwargs = dict(config.get("env_kwargs") or {})
     command = run_dir / "command.txt"
     versions = _read_json(run_dir / "versions.json") or {}
@@ -236,7 +238,7 @@ def info_from_run(run_dir: Path, zip_path: Path, name: str | None = None) -> Mod
     return ModelInfo(
         name=name or run_dir.name,
         env_id=env_id,
-        variant=ENV_IDS[env_id],
+        variant=id_kwargs(env_id)["variant"],
         observation=env_kwargs.get("observation", "dict"),
         env_kwargs=env_kwargs,
         policy=describe_policy(config),

@@ -430,15 +430,15 @@ def env_sections(raw: Mapping[str, Any]) -> list[str]:
 
 def resolve_section(raw: Mapping[str, Any], env_id: str, path: str = "config") -> dict[str, Any]:
     """``default`` deep-merged under the env's own section (checked key by key)."""
-    from forty_thieves_env.envs.registration import ENV_IDS
+    from forty_thieves_env.envs.registration import ALL_IDS, is_env_id
 
     for key in env_sections(raw):
-        if key not in ENV_IDS:
-            close = difflib.get_close_matches(str(key), list(ENV_IDS), n=1)
-            hint = f"; did you mean {close[0]}?" if close else f"; env ids are {', '.join(ENV_IDS)}"
+        if not is_env_id(key):
+            close = difflib.get_close_matches(str(key), list(ALL_IDS), n=1)
+            hint = f"; did you mean {close[0]}?" if close else f"; env ids are {', '.join(ALL_IDS)}"
             raise ConfigError(f"{path}: section {key!r} is not an env id{hint}")
-    if env_id not in ENV_IDS:
-        raise ConfigError(f"unknown env id {env_id!r}; env ids are {', '.join(ENV_IDS)}")
+    if not is_env_id(env_id):
+        raise ConfigError(f"unknown env id {env_id!r}; env ids are {', '.join(ALL_IDS)}")
     if env_id not in raw:
         raise ConfigError(f"{path}: no section for {env_id}; sections are {', '.join(env_sections(raw)) or 'none'}")
     default = raw.get(DEFAULT_SECTION) or {}

@@ -92,7 +92,7 @@ def model_container(config: TrainConfig, env_id: str, device: str) -> Any:
     """
     from forty_thieves_env.envs.sb3 import make_sb3_vec_env
 
-    from .train import build_model
+    from .networks.policies import build_model
 
     venv = make_sb3_vec_env(env_id, n_envs=1, num_threads=1, **config.env_kwargs)
     shell = config.model_copy(update={"device": device, "batch_size": min(config.batch_size, config.n_steps)})

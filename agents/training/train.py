@@ -53,7 +53,7 @@ from typing import Any
 from agents.storage.files import write_json
 from agents.storage.modelfile import load_model, load_parameters, read_parameters, save_model
 
-from .config import TrainConfig, load_config, parse_schedule
+from .config import TrainConfig, load_config
 from .envs import make_eval_env, make_train_env
 from .runs import (
     IMITATION_INFO,
@@ -73,46 +73,6 @@ from .runs import (
 )
 
 # ------------------------------------------------------------------------- training
-
-
-#: Config keys passed to MaskablePPO as they are.
-_PPO_KEYS = (
-    "n_steps",
-    "batch_size",
-    "n_epochs",
-    "gamma",
-    "gae_lambda",
-    "ent_coef",
-    "vf_coef",
-    "max_grad_norm",
-    "target_kl",
-    "normalize_advantage",
-    "device",
-)
-
-
-def build_model(config: TrainConfig, venv: Any, seed: int, env_id: str | None = None) -> Any:
-    """MaskablePPO as the config says, on ``venv`` (``env_id``: the variant's build rule for the scorers)."""
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    from .networks.policies import policy_class_for, policy_kwargs_for
-
-    # torch.distributions re-checks every batch's logits and samples (a tenth of the training
-    # time with a fast network); the masked logits SB3 builds are valid by construction.
-    torch.distributions.Distribution.set_default_validate_args(False)
-
-    return MaskablePPO(
-        policy_class_for(config.policy, config.policy_kwargs),
-        venv,
-        learning_rate=parse_schedule(config.learning_rate),
-        clip_range=parse_schedule(config.clip_range),
-        clip_range_vf=None if config.clip_range_vf is None else parse_schedule(config.clip_range_vf),
-        policy_kwargs=policy_kwargs_for(config.policy_kwargs, env_id),
-        seed=seed,
-        verbose=0,
-        **{key: getattr(config, key) for key in _PPO_KEYS},
-    )
 
 
 def shared_weights(model: Any, source: str) -> tuple[Path, dict[str, Any]]:
@@ -317,6 +277,7 @@ def _train_maskable(
     from stable_baselines3.common.callbacks import CallbackList
 
     from .callbacks import Checkpoints, DealEvalCallback, EpisodeStats, Progress, StopAfter
+    from .networks.policies import build_model
 
     done_steps = point.steps
     venv = make_train_env(env_id, config, config.seed + done_steps)
@@ -436,7 +397,6 @@ def final_evaluation(run_dir: Path, env_id: str, config: TrainConfig, workers: i
     """Play the run's best model (else its final one) on the first test deals; write ``final_eval*``."""
     from agents.evaluation.evaluate import evaluate, format_summary, write_results
     from agents.players.ppo import ensure_registered
-    from forty_thieves_env.envs.registration import ENV_IDS
 
     ensure_registered()
     model = run_dir / "best_model.zip"
@@ -444,7 +404,7 @@ def final_evaluation(run_dir: Path, env_id: str, config: TrainConfig, workers: i
         model = run_dir / "final_model.zip"
     evaluation = evaluate(
         "ppo",
-        ENV_IDS[env_id],
+        env_id,
         "test",
         n=config.final_eval_episodes,
         seed=config.seed,

@@ -62,7 +62,7 @@ from .batch import BatchGames
 from .batch_kernels import F_TERMINATED, F_TRUNCATED, F_WON
 from .observation import observation_space
 from .options import EnvOptions
-from .registration import ENV_IDS, MAX_EPISODE_STEPS
+from .registration import MAX_EPISODE_STEPS, id_kwargs
 from .step import G_CARDS, G_DEAL, G_ELAPSED, G_MOVES
 
 __all__ = ["FortyThievesVecEnv", "make_sb3_vec_env"]
@@ -244,9 +244,7 @@ def make_sb3_vec_env(
     ``kwargs`` override as in ``gym.make`` (variant options, ``observation``, ``reward``,
     ``max_episode_steps``, ...). ``seed`` seeds the first reset (game ``i``: ``seed + i``).
     """
-    if env_id not in ENV_IDS:
-        raise ValueError(f"unknown id {env_id!r}; ids are {', '.join(ENV_IDS)}")
-    kwargs.setdefault("variant", ENV_IDS[env_id])
+    kwargs = {**id_kwargs(env_id), **kwargs}
     venv = FortyThievesVecEnv(n_envs, **kwargs)
     if seed is not None:
         venv.seed(seed)

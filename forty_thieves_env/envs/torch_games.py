@@ -70,7 +70,7 @@ from ..engine.variants import Variant
 from .batch import BatchGames
 from .batch_kernels import F_ILLEGAL, F_TERMINATED, F_TRUNCATED, F_WON
 from .options import EnvOptions
-from .registration import ENV_IDS, MAX_EPISODE_STEPS
+from .registration import MAX_EPISODE_STEPS, id_kwargs, is_env_id
 from .step import G_CARDS, G_DEAL, G_ELAPSED, G_MOVES
 
 __all__ = ["TorchGames", "torch_device"]
@@ -130,8 +130,10 @@ class TorchGames:
         **options: Any,
     ) -> None:
         self.device = torch_device(device)
-        if isinstance(variant, str) and variant in ENV_IDS:
-            variant = ENV_IDS[variant]
+        if is_env_id(variant):  # an id: its rules and options, then the caller's
+            id_options = id_kwargs(str(variant))
+            variant = id_options.pop("variant")
+            options = {**id_options, **options}
         opts = EnvOptions.make(variant, **options)
         kwargs = dict(max_episode_steps=max_episode_steps, autoreset=autoreset)
         if self.device.type == "cuda":

@@ -177,3 +177,21 @@ def test_write_results_roundtrip(tmp_path):
     json_path, csv_path = write_results(ev, tmp_path / "x")
     assert json.loads(json_path.read_text())["summary"] == ev.summary
     assert len(csv_path.read_text().splitlines()) == 3
+
+
+def test_evaluate_by_env_id_plays_the_ids_rules(tmp_path, capsys):
+    """A level id is its rules: Easy (one redeal, runs within the cap) wins deals classic loses."""
+    easy = evaluate("heuristic", "FortyThieves-Easy-v0", "1-4", workers=1, progress=False)
+    classic = evaluate("heuristic", "classic", "1-4", workers=1, progress=False)
+    assert easy.settings["env_id"] == "FortyThieves-Easy-v0"
+    assert "env_id" not in classic.settings
+    assert easy.summary["wins"] > classic.summary["wins"]
+    # A preset's id plays exactly its preset.
+    by_id = evaluate("heuristic", "FortyThieves-v0", "1-4", workers=1, progress=False)
+    assert [r.moves for r in by_id.results] == [r.moves for r in classic.results]
+    out = tmp_path / "easy"
+    args = ["evaluate", "--env", "FortyThieves-Easy-v0", "--deals", "1-2", "--workers", "1", "--quiet"]
+    rc = main([*args, "--out", str(out)])
+    assert rc == 0
+    assert "heuristic on FortyThieves-Easy-v0, 2 deals" in capsys.readouterr().out
+    assert json.loads((out / "results.json").read_text())["settings"]["env_id"] == "FortyThieves-Easy-v0"

@@ -197,3 +197,11 @@ def test_a_yaml_syntax_error_is_one_line_naming_the_file_line_and_column(tmp_pat
     assert "\n" not in message and "<unicode string>" not in message, message
     assert message.startswith(f"{path}{where} not valid YAML: "), message
     assert problem in message, message
+
+
+@pytest.mark.parametrize("env_id", ["FortyThieves-Easy-v0", "FortyThieves-Normal-v0", "FortyThieves-Hard-v0"])
+def test_the_level_ids_have_a_section_of_the_recipe(env_id: str) -> None:
+    got, config = load_config(PPO_YAML, env_id)
+    assert got == env_id
+    _, classic = load_config(PPO_YAML, "FortyThieves-v0")
+    assert (config == classic) is (env_id == "FortyThieves-Hard-v0")
