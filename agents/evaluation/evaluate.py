@@ -114,7 +114,7 @@ def _worker_init(
     seed: int,
     max_moves: int,
     registry: dict[str, str],
-    env_options: dict[str, Any],
+    env_options: dict[str, Any] | None = None,
 ) -> None:
     from agents.players.base import register_agent
 
