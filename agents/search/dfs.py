@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.hashing import pair_contains, pair_insert
+from agents.hashing import key_insert, pair_contains, pair_insert
 from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.engine.rules import apply_action, is_won
 from forty_thieves_env.text.game import GameState
@@ -26,7 +26,7 @@ from .control import (
 from .heuristics import HEURISTICS, heuristic
 from .moves import auto_safe, play_child, search_moves
 from .pruning import blocked_suits
-from .zobrist import child_hash, hash_parts, new_parts, state_hash
+from .zobrist import child_hash, child_parts, hash_parts, new_parts, state_hash
 
 
 @njit(cache=True)
@@ -87,14 +87,22 @@ def dfs_init(root, cfg, z, tt, frames, ctl, work, prune, w):
 
 
 @njit(cache=True)
-def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
+def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w, keys=None, mask=None):
     """Continue the depth-first search until it ends or ``ctl[Ctl.NODES]`` reaches
-    ``node_limit``. Resumable: everything lives in the arrays. On ``WON`` the winning
-    line is ``path[:pend[ctl[Ctl.DEPTH]]]``."""
+    ``node_limit``. Resumable: everything lives in the arrays. ``EXHAUSTED``: every position
+    the pruned graph reaches was generated. On ``WON`` the winning line is
+    ``path[:pend[ctl[Ctl.DEPTH]]]``.
+
+    The one loop of both depth-first searches; exactly one of ``tt`` and ``keys`` is given.
+    With ``tt`` (:class:`DepthFirst`): the 16-byte table, children ordered by heuristic
+    ``w`` through :func:`expand` and ``work``. With ``keys`` (the
+    :mod:`~agents.search.prover`; ``tt``, ``work`` and ``w`` None): the 8-byte table,
+    children in move order through ``mask``, each child's hash updated from its parent's
+    parts in ``frames[6:9]``. Numba drops a branch on ``arg is not None`` when that argument
+    is None as it compiles, so each search's machine code holds only its own steps."""
     if ctl[Ctl.STATUS] != RUNNING:
         return
-    k1, k2 = tt
-    states, moves, nmov, nxt, pend, path = frames
+    states, moves, nmov, nxt, pend, path = frames[0], frames[1], frames[2], frames[3], frames[4], frames[5]
     root_redeals = ctl[Ctl.ROOT_REDEALS]
     max_d = states.shape[0] - 1
     depth = ctl[Ctl.DEPTH]
@@ -109,8 +117,9 @@ def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
             continue
         a = moves[depth, nxt[depth]]
         nxt[depth] += 1
+        parent = states[depth]
         child = states[depth + 1]
-        child[:] = states[depth]
+        child[:] = parent
         plen = pend[depth]
         path[plen] = a
         apply_action(child, cfg, a)
@@ -121,9 +130,18 @@ def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
             pend[depth] = plen
             ctl[Ctl.STATUS] = WON
             break
-        h1, h2 = state_hash(child, cfg, z, root_redeals)
-        if not pair_insert(k1, k2, h1, h2):
-            continue
+        if tt is not None:
+            h1, h2 = state_hash(child, cfg, z, root_redeals)
+            if not pair_insert(tt[0], tt[1], h1, h2):
+                continue
+        if keys is not None:
+            col1, col2, wh = frames[6], frames[7], frames[8]
+            h1, h2 = child_parts(
+                child, parent, cfg, z, root_redeals, col1[depth], col2[depth], wh[depth],
+                col1[depth + 1], col2[depth + 1], wh[depth + 1],
+            )  # fmt: skip
+            if not key_insert(keys, h1, h2):
+                continue
         count += 1
         if count >= tt_limit:
             ctl[Ctl.STATUS] = TABLE_FULL
@@ -134,7 +152,10 @@ def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
         pend[depth] = plen
         if depth > ctl[Ctl.MAX_DEPTH]:
             ctl[Ctl.MAX_DEPTH] = depth
-        nmov[depth] = expand(child, cfg, z, root_redeals, tt, work, moves[depth], prune, w)
+        if tt is not None:
+            nmov[depth] = expand(child, cfg, z, root_redeals, tt, work, moves[depth], prune, w)
+        if keys is not None:
+            nmov[depth] = search_moves(child, cfg, mask, prune, moves[depth])
         nxt[depth] = 0
         if depth >= max_d and nmov[depth] > 0:
             ctl[Ctl.STATUS] = DEPTH_FULL

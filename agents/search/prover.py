@@ -35,14 +35,15 @@ from numba import njit
 
 from agents.hashing import key_insert
 from forty_thieves_env.engine.layout import Cfg
-from forty_thieves_env.engine.rules import apply_action, is_won
+from forty_thieves_env.engine.rules import is_won
 from forty_thieves_env.text.game import GameState
 
-from .control import DEPTH_FULL, EXHAUSTED, MAX_FRAME_MOVES, RUNNING, TABLE_FULL, WON, Ctl, Search, table_slots
+from .control import EXHAUSTED, MAX_FRAME_MOVES, RUNNING, WON, Ctl, Search, table_slots
+from .dfs import dfs_run
 from .moves import auto_safe, search_moves
 from .pruning import blocked_suits
 from .relaxation import ROOT_BUDGET, new_relaxed_work, relaxed_dead
-from .zobrist import child_parts, hash_parts, state_hash
+from .zobrist import hash_parts, state_hash
 
 
 @njit(cache=True)
@@ -70,67 +71,6 @@ def prove_init(root, cfg, z, table, frames, ctl, mask, prune, relax, relax_budge
     ctl[Ctl.STATUS] = RUNNING
     if prune and (blocked_suits(st, cfg) or relaxed_dead(st, cfg, relax, relax_budget)[0]):
         ctl[Ctl.STATUS] = EXHAUSTED
-
-
-@njit(cache=True)
-def prove_run(cfg, z, table, frames, ctl, mask, node_limit, tt_limit, prune):
-    """Continue the prover until it ends or ``ctl[Ctl.NODES]`` reaches ``node_limit``.
-    Resumable: everything lives in the arrays. ``EXHAUSTED``: every position the pruned
-    graph reaches was generated. On ``WON`` the line is ``path[:pend[ctl[Ctl.DEPTH]]]``."""
-    if ctl[Ctl.STATUS] != RUNNING:
-        return
-    states, moves, nmov, nxt, pend, path, col1, col2, wh = frames
-    root_redeals = ctl[Ctl.ROOT_REDEALS]
-    max_d = states.shape[0] - 1
-    depth = ctl[Ctl.DEPTH]
-    nodes = ctl[Ctl.NODES]
-    count = ctl[Ctl.TT_COUNT]
-    while nodes < node_limit:
-        if nxt[depth] >= nmov[depth]:
-            if depth == 0:
-                ctl[Ctl.STATUS] = EXHAUSTED
-                break
-            depth -= 1
-            continue
-        a = moves[depth, nxt[depth]]
-        nxt[depth] += 1
-        parent = states[depth]
-        child = states[depth + 1]
-        child[:] = parent
-        plen = pend[depth]
-        path[plen] = a
-        apply_action(child, cfg, a)
-        plen = auto_safe(child, cfg, path, plen + 1, prune)
-        nodes += 1
-        if is_won(child):
-            depth += 1
-            pend[depth] = plen
-            ctl[Ctl.STATUS] = WON
-            break
-        h1, h2 = child_parts(
-            child, parent, cfg, z, root_redeals, col1[depth], col2[depth], wh[depth],
-            col1[depth + 1], col2[depth + 1], wh[depth + 1],
-        )  # fmt: skip
-        if not key_insert(table, h1, h2):
-            continue
-        count += 1
-        if count >= tt_limit:
-            ctl[Ctl.STATUS] = TABLE_FULL
-            break
-        if prune and blocked_suits(child, cfg):
-            continue  # provably lost: nothing below it can win
-        depth += 1
-        pend[depth] = plen
-        if depth > ctl[Ctl.MAX_DEPTH]:
-            ctl[Ctl.MAX_DEPTH] = depth
-        nmov[depth] = search_moves(child, cfg, mask, prune, moves[depth])
-        nxt[depth] = 0
-        if depth >= max_d and nmov[depth] > 0:
-            ctl[Ctl.STATUS] = DEPTH_FULL
-            break
-    ctl[Ctl.DEPTH] = depth
-    ctl[Ctl.NODES] = nodes
-    ctl[Ctl.TT_COUNT] = count
 
 
 class Prover(Search):
@@ -169,7 +109,7 @@ class Prover(Search):
         prove_init(state.array, cfg, z, table, frames, ctl, mask, prune, root_relax, root_budget)
 
         def run(limit: int) -> None:
-            prove_run(cfg, z, table, frames, ctl, mask, limit, tt_limit, prune)
+            dfs_run(cfg, z, None, frames, ctl, None, limit, tt_limit, prune, None, table, mask)
 
         self.run = run
 
