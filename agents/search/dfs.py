@@ -64,11 +64,11 @@ def expand(s, cfg, z, root_redeals, tt, work, out_moves, prune, w):
 
 
 @njit(cache=True)
-def dfs_init(root, cfg, z, tt, frames, ctl, work, prune, w):
+def dfs_init(root, cfg, z, tt, frames, ctl, work, prune, w, keys=None, mask=None):
     """Set up the depth-first search at ``root``: safe moves, the root's hash, its moves.
-    ``frames`` is :meth:`DepthFirst.new_frames`'s tuple."""
-    k1, k2 = tt
-    states, moves, nmov, nxt, pend, path = frames
+    ``frames`` is :meth:`DepthFirst.new_frames`'s tuple (the prover's, with the hash parts).
+    ``tt``/``work``/``w`` or ``keys``/``mask``: as for :func:`dfs_run`."""
+    states, moves, nmov, nxt, pend, path = frames[0], frames[1], frames[2], frames[3], frames[4], frames[5]
     st = states[0]
     st[:] = root
     pend[0] = auto_safe(st, cfg, path, 0, prune)
@@ -79,9 +79,16 @@ def dfs_init(root, cfg, z, tt, frames, ctl, work, prune, w):
         ctl[Ctl.STATUS] = WON
         return
     h1, h2 = state_hash(st, cfg, z, ctl[Ctl.ROOT_REDEALS])
-    pair_insert(k1, k2, h1, h2)
+    if tt is not None:
+        pair_insert(tt[0], tt[1], h1, h2)
+    if keys is not None:
+        hash_parts(st, cfg, z, frames[6][0], frames[7][0], frames[8][0])
+        key_insert(keys, h1, h2)
     ctl[Ctl.TT_COUNT] = 1
-    nmov[0] = expand(st, cfg, z, ctl[Ctl.ROOT_REDEALS], tt, work, moves[0], prune, w)
+    if tt is not None:
+        nmov[0] = expand(st, cfg, z, ctl[Ctl.ROOT_REDEALS], tt, work, moves[0], prune, w)
+    if keys is not None:
+        nmov[0] = search_moves(st, cfg, mask, prune, moves[0])
     nxt[0] = 0
     ctl[Ctl.STATUS] = RUNNING
 
@@ -180,7 +187,11 @@ class DepthFirst(Search):
         table_states: float = float("inf"),
     ):
         super().__init__(state, prune)
-        cfg, size, n_act, ctl = self.cfg, self.size, self.n_act, self.ctl
+        self.start(z, budget, max_nodes, max_depth, table_states)
+
+    def start(self, z: np.ndarray, budget: float, max_nodes: int, max_depth: int, table_states: float) -> None:
+        """Allocate the stack and the table, set up the root and ``self.run``."""
+        cfg, size, n_act, ctl, prune = self.cfg, self.size, self.n_act, self.ctl, self.prune
         self.name = "dfs"
         m = min(n_act, MAX_FRAME_MOVES)
         stack_bytes = (max_depth + 1) * (size + 2 * m + 12) + 2 * (max_depth + 256)
@@ -188,10 +199,10 @@ class DepthFirst(Search):
         slots, tt_limit = table_slots(budget, stack_bytes, 16, max_nodes, table_states)
         tt = new_table(slots)
         frames = self.new_frames(max_depth, size, m)
-        *_, self.pend, self.path = frames  # the line of a win
+        self.pend, self.path = frames[4], frames[5]  # the line of a win
         work = new_work(size, n_act)
         w = HEURISTICS["balanced"]
-        dfs_init(state.array, cfg, z, tt, frames, ctl, work, prune, w)
+        dfs_init(self.state.array, cfg, z, tt, frames, ctl, work, prune, w)
 
         def run(limit: int) -> None:
             dfs_run(cfg, z, tt, frames, ctl, work, limit, tt_limit, prune, w)
