@@ -46,7 +46,7 @@ import numpy as np
 
 from agents.evaluation.statistics import wilson_interval
 from agents.storage.files import check_writable, write_json, write_text
-from agents.sweeps.pool import deals_meta, parse_deals, run_jobs, worker_count
+from agents.sweeps.pool import add_sweep_arguments, deals_meta, parse_deals, run_jobs, worker_count
 from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
 
 from .games import GameResult, agent_seed
@@ -415,15 +415,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deals", default="test", help="test (1..1000), validation (1001..2000), 1-50 or 3,17,99")
     parser.add_argument("--n", type=int, help="play only the first N deals")
     parser.add_argument("--seed", type=int, default=0, help="base seed; deal d gets a seed from (seed, d) (default: 0)")
-    parser.add_argument("--workers", type=int, help="processes (default: every core; ppo plays batched in one)")
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        metavar="ADDRESS",
-        help="play on Ray: alone, a local Ray instance; auto or ray://HOST:PORT joins a cluster (docs/ray.md)",
+    add_sweep_arguments(
+        parser,
+        "play",
+        out="results",
+        out_help="folder for results.json and results.csv (default: results)",
+        workers_help="processes (default: every core; ppo plays batched in one)",
     )
-    parser.add_argument("--out", default="results", help="folder for results.json and results.csv (default: results)")
     parser.add_argument("--max-moves", type=int, default=1000, help="move cap per game (default: 1000)")
     parser.add_argument("--samples", type=int, help="lookahead, sampling_solver: determinizations per move")
     parser.add_argument(
@@ -438,7 +436,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="any other agent option (repeatable), e.g. sampling_solver: nodes_per_solve=N, game_nodes=N, mode=child",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--label", help="a name for these results (forty-thieves compare groups files by it)")
     parser.add_argument(
         "--model",

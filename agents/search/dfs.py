@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.hashing import pair_contains, pair_insert
+from agents.hashing import key_insert, pair_contains, pair_insert
 from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.engine.rules import apply_action, is_won
 from forty_thieves_env.text.game import GameState
@@ -26,7 +26,7 @@ from .control import (
 from .heuristics import HEURISTICS, heuristic
 from .moves import auto_safe, play_child, search_moves
 from .pruning import blocked_suits
-from .zobrist import child_hash, hash_parts, new_parts, state_hash
+from .zobrist import child_hash, child_parts, hash_parts, new_parts, state_hash
 
 
 @njit(cache=True)
@@ -64,11 +64,11 @@ def expand(s, cfg, z, root_redeals, tt, work, out_moves, prune, w):
 
 
 @njit(cache=True)
-def dfs_init(root, cfg, z, tt, frames, ctl, work, prune, w):
+def dfs_init(root, cfg, z, tt, frames, ctl, work, prune, w, keys=None, mask=None):
     """Set up the depth-first search at ``root``: safe moves, the root's hash, its moves.
-    ``frames`` is :meth:`DepthFirst.new_frames`'s tuple."""
-    k1, k2 = tt
-    states, moves, nmov, nxt, pend, path = frames
+    ``frames`` is :meth:`DepthFirst.new_frames`'s tuple (the prover's, with the hash parts).
+    ``tt``/``work``/``w`` or ``keys``/``mask``: as for :func:`dfs_run`."""
+    states, moves, nmov, nxt, pend, path = frames[0], frames[1], frames[2], frames[3], frames[4], frames[5]
     st = states[0]
     st[:] = root
     pend[0] = auto_safe(st, cfg, path, 0, prune)
@@ -79,22 +79,37 @@ def dfs_init(root, cfg, z, tt, frames, ctl, work, prune, w):
         ctl[Ctl.STATUS] = WON
         return
     h1, h2 = state_hash(st, cfg, z, ctl[Ctl.ROOT_REDEALS])
-    pair_insert(k1, k2, h1, h2)
+    if tt is not None:
+        pair_insert(tt[0], tt[1], h1, h2)
+    if keys is not None:
+        hash_parts(st, cfg, z, frames[6][0], frames[7][0], frames[8][0])
+        key_insert(keys, h1, h2)
     ctl[Ctl.TT_COUNT] = 1
-    nmov[0] = expand(st, cfg, z, ctl[Ctl.ROOT_REDEALS], tt, work, moves[0], prune, w)
+    if tt is not None:
+        nmov[0] = expand(st, cfg, z, ctl[Ctl.ROOT_REDEALS], tt, work, moves[0], prune, w)
+    if keys is not None:
+        nmov[0] = search_moves(st, cfg, mask, prune, moves[0])
     nxt[0] = 0
     ctl[Ctl.STATUS] = RUNNING
 
 
 @njit(cache=True)
-def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
+def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w, keys=None, mask=None):
     """Continue the depth-first search until it ends or ``ctl[Ctl.NODES]`` reaches
-    ``node_limit``. Resumable: everything lives in the arrays. On ``WON`` the winning
-    line is ``path[:pend[ctl[Ctl.DEPTH]]]``."""
+    ``node_limit``. Resumable: everything lives in the arrays. ``EXHAUSTED``: every position
+    the pruned graph reaches was generated. On ``WON`` the winning line is
+    ``path[:pend[ctl[Ctl.DEPTH]]]``.
+
+    The one loop of both depth-first searches; exactly one of ``tt`` and ``keys`` is given.
+    With ``tt`` (:class:`DepthFirst`): the 16-byte table, children ordered by heuristic
+    ``w`` through :func:`expand` and ``work``. With ``keys`` (the
+    :mod:`~agents.search.prover`; ``tt``, ``work`` and ``w`` None): the 8-byte table,
+    children in move order through ``mask``, each child's hash updated from its parent's
+    parts in ``frames[6:9]``. Numba drops a branch on ``arg is not None`` when that argument
+    is None as it compiles, so each search's machine code holds only its own steps."""
     if ctl[Ctl.STATUS] != RUNNING:
         return
-    k1, k2 = tt
-    states, moves, nmov, nxt, pend, path = frames
+    states, moves, nmov, nxt, pend, path = frames[0], frames[1], frames[2], frames[3], frames[4], frames[5]
     root_redeals = ctl[Ctl.ROOT_REDEALS]
     max_d = states.shape[0] - 1
     depth = ctl[Ctl.DEPTH]
@@ -109,8 +124,9 @@ def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
             continue
         a = moves[depth, nxt[depth]]
         nxt[depth] += 1
+        parent = states[depth]
         child = states[depth + 1]
-        child[:] = states[depth]
+        child[:] = parent
         plen = pend[depth]
         path[plen] = a
         apply_action(child, cfg, a)
@@ -121,9 +137,18 @@ def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
             pend[depth] = plen
             ctl[Ctl.STATUS] = WON
             break
-        h1, h2 = state_hash(child, cfg, z, root_redeals)
-        if not pair_insert(k1, k2, h1, h2):
-            continue
+        if tt is not None:
+            h1, h2 = state_hash(child, cfg, z, root_redeals)
+            if not pair_insert(tt[0], tt[1], h1, h2):
+                continue
+        if keys is not None:
+            col1, col2, wh = frames[6], frames[7], frames[8]
+            h1, h2 = child_parts(
+                child, parent, cfg, z, root_redeals, col1[depth], col2[depth], wh[depth],
+                col1[depth + 1], col2[depth + 1], wh[depth + 1],
+            )  # fmt: skip
+            if not key_insert(keys, h1, h2):
+                continue
         count += 1
         if count >= tt_limit:
             ctl[Ctl.STATUS] = TABLE_FULL
@@ -134,7 +159,10 @@ def dfs_run(cfg, z, tt, frames, ctl, work, node_limit, tt_limit, prune, w):
         pend[depth] = plen
         if depth > ctl[Ctl.MAX_DEPTH]:
             ctl[Ctl.MAX_DEPTH] = depth
-        nmov[depth] = expand(child, cfg, z, root_redeals, tt, work, moves[depth], prune, w)
+        if tt is not None:
+            nmov[depth] = expand(child, cfg, z, root_redeals, tt, work, moves[depth], prune, w)
+        if keys is not None:
+            nmov[depth] = search_moves(child, cfg, mask, prune, moves[depth])
         nxt[depth] = 0
         if depth >= max_d and nmov[depth] > 0:
             ctl[Ctl.STATUS] = DEPTH_FULL
@@ -159,7 +187,11 @@ class DepthFirst(Search):
         table_states: float = float("inf"),
     ):
         super().__init__(state, prune)
-        cfg, size, n_act, ctl = self.cfg, self.size, self.n_act, self.ctl
+        self.start(z, budget, max_nodes, max_depth, table_states)
+
+    def start(self, z: np.ndarray, budget: float, max_nodes: int, max_depth: int, table_states: float) -> None:
+        """Allocate the stack and the table, set up the root and ``self.run``."""
+        cfg, size, n_act, ctl, prune = self.cfg, self.size, self.n_act, self.ctl, self.prune
         self.name = "dfs"
         m = min(n_act, MAX_FRAME_MOVES)
         stack_bytes = (max_depth + 1) * (size + 2 * m + 12) + 2 * (max_depth + 256)
@@ -167,10 +199,10 @@ class DepthFirst(Search):
         slots, tt_limit = table_slots(budget, stack_bytes, 16, max_nodes, table_states)
         tt = new_table(slots)
         frames = self.new_frames(max_depth, size, m)
-        *_, self.pend, self.path = frames  # the line of a win
+        self.pend, self.path = frames[4], frames[5]  # the line of a win
         work = new_work(size, n_act)
         w = HEURISTICS["balanced"]
-        dfs_init(state.array, cfg, z, tt, frames, ctl, work, prune, w)
+        dfs_init(self.state.array, cfg, z, tt, frames, ctl, work, prune, w)
 
         def run(limit: int) -> None:
             dfs_run(cfg, z, tt, frames, ctl, work, limit, tt_limit, prune, w)

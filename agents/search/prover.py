@@ -33,124 +33,38 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.hashing import key_insert
+from agents.hashing import key_insert  # noqa: F401  (the prover's table insert, named where it is described)
 from forty_thieves_env.engine.layout import Cfg
-from forty_thieves_env.engine.rules import apply_action, is_won
-from forty_thieves_env.text.game import GameState
 
-from .control import DEPTH_FULL, EXHAUSTED, MAX_FRAME_MOVES, RUNNING, TABLE_FULL, WON, Ctl, Search, table_slots
-from .moves import auto_safe, search_moves
+from .control import EXHAUSTED, MAX_FRAME_MOVES, RUNNING, Ctl, table_slots
+from .dfs import DepthFirst, dfs_init, dfs_run
 from .pruning import blocked_suits
 from .relaxation import ROOT_BUDGET, new_relaxed_work, relaxed_dead
-from .zobrist import child_parts, hash_parts, state_hash
 
 
 @njit(cache=True)
 def prove_init(root, cfg, z, table, frames, ctl, mask, prune, relax, relax_budget):
-    """Set up the prover at ``root``: its safe moves, its hash, its moves. ``frames`` is
-    :meth:`Prover.new_frames`'s tuple; ``relax`` the root's :func:`new_relaxed_work` tuple:
-    when the relaxed game from the root cannot be won within ``relax_budget`` relaxed
-    positions (rule 7), the space is exhausted at once."""
-    states, moves, nmov, nxt, pend, path, col1, col2, wh = frames
-    st = states[0]
-    st[:] = root
-    pend[0] = auto_safe(st, cfg, path, 0, prune)
-    ctl[Ctl.DEPTH] = 0
-    ctl[Ctl.NODES] = 1
-    ctl[Ctl.MAX_DEPTH] = 0
-    if is_won(st):
-        ctl[Ctl.STATUS] = WON
+    """Set up the prover at ``root``: :func:`~agents.search.dfs.dfs_init` with its table;
+    ``relax`` the root's :func:`new_relaxed_work` tuple: when the relaxed game from the root
+    cannot be won within ``relax_budget`` relaxed positions (rule 7), the space is exhausted
+    at once."""
+    dfs_init(root, cfg, z, None, frames, ctl, None, prune, None, table, mask)
+    st = frames[0][0]
+    if ctl[Ctl.STATUS] != RUNNING or not prune:
         return
-    hash_parts(st, cfg, z, col1[0], col2[0], wh[0])
-    h1, h2 = state_hash(st, cfg, z, ctl[Ctl.ROOT_REDEALS])
-    key_insert(table, h1, h2)
-    ctl[Ctl.TT_COUNT] = 1
-    nmov[0] = search_moves(st, cfg, mask, prune, moves[0])
-    nxt[0] = 0
-    ctl[Ctl.STATUS] = RUNNING
-    if prune and (blocked_suits(st, cfg) or relaxed_dead(st, cfg, relax, relax_budget)[0]):
+    if blocked_suits(st, cfg) or relaxed_dead(st, cfg, relax, relax_budget)[0]:
         ctl[Ctl.STATUS] = EXHAUSTED
 
 
-@njit(cache=True)
-def prove_run(cfg, z, table, frames, ctl, mask, node_limit, tt_limit, prune):
-    """Continue the prover until it ends or ``ctl[Ctl.NODES]`` reaches ``node_limit``.
-    Resumable: everything lives in the arrays. ``EXHAUSTED``: every position the pruned
-    graph reaches was generated. On ``WON`` the line is ``path[:pend[ctl[Ctl.DEPTH]]]``."""
-    if ctl[Ctl.STATUS] != RUNNING:
-        return
-    states, moves, nmov, nxt, pend, path, col1, col2, wh = frames
-    root_redeals = ctl[Ctl.ROOT_REDEALS]
-    max_d = states.shape[0] - 1
-    depth = ctl[Ctl.DEPTH]
-    nodes = ctl[Ctl.NODES]
-    count = ctl[Ctl.TT_COUNT]
-    while nodes < node_limit:
-        if nxt[depth] >= nmov[depth]:
-            if depth == 0:
-                ctl[Ctl.STATUS] = EXHAUSTED
-                break
-            depth -= 1
-            continue
-        a = moves[depth, nxt[depth]]
-        nxt[depth] += 1
-        parent = states[depth]
-        child = states[depth + 1]
-        child[:] = parent
-        plen = pend[depth]
-        path[plen] = a
-        apply_action(child, cfg, a)
-        plen = auto_safe(child, cfg, path, plen + 1, prune)
-        nodes += 1
-        if is_won(child):
-            depth += 1
-            pend[depth] = plen
-            ctl[Ctl.STATUS] = WON
-            break
-        h1, h2 = child_parts(
-            child, parent, cfg, z, root_redeals, col1[depth], col2[depth], wh[depth],
-            col1[depth + 1], col2[depth + 1], wh[depth + 1],
-        )  # fmt: skip
-        if not key_insert(table, h1, h2):
-            continue
-        count += 1
-        if count >= tt_limit:
-            ctl[Ctl.STATUS] = TABLE_FULL
-            break
-        if prune and blocked_suits(child, cfg):
-            continue  # provably lost: nothing below it can win
-        depth += 1
-        pend[depth] = plen
-        if depth > ctl[Ctl.MAX_DEPTH]:
-            ctl[Ctl.MAX_DEPTH] = depth
-        nmov[depth] = search_moves(child, cfg, mask, prune, moves[depth])
-        nxt[depth] = 0
-        if depth >= max_d and nmov[depth] > 0:
-            ctl[Ctl.STATUS] = DEPTH_FULL
-            break
-    ctl[Ctl.DEPTH] = depth
-    ctl[Ctl.NODES] = nodes
-    ctl[Ctl.TT_COUNT] = count
-
-
-class Prover(Search):
+class Prover(DepthFirst):
     """The prover from ``state``, its table sized to ``budget`` bytes (8 a slot, filled to
     70 %), ``max_nodes`` and ``table_states`` (the most positions it can store in its time
     budget: a 2 GB table costs about a CPU-second to zero, since its first random writes touch
     every page), its stack to ``max_depth`` positions."""
 
-    def __init__(
-        self,
-        state: GameState,
-        z: np.ndarray,
-        budget: float,
-        max_nodes: int,
-        prune: bool,
-        max_depth: int,
-        table_states: float = float("inf"),
-    ):
-        super().__init__(state, prune)
-        cfg, size, n_act, ctl = self.cfg, self.size, self.n_act, self.ctl
+    def start(self, z: np.ndarray, budget: float, max_nodes: int, max_depth: int, table_states: float) -> None:
+        """Allocate the stack, the 8-byte table and the root's relaxed search; set up the root."""
+        cfg, size, n_act, ctl, prune = self.cfg, self.size, self.n_act, self.ctl, self.prune
         self.name = "prover"
         columns = int(cfg[Cfg.COLUMNS])
         m = min(n_act, MAX_FRAME_MOVES)
@@ -161,42 +75,27 @@ class Prover(Search):
         stack_bytes += sum(a.nbytes for a in root_relax)
         slots, tt_limit = table_slots(budget, stack_bytes, 8, max_nodes, table_states)
         table = np.zeros(slots, dtype=np.uint64)
-        frames = self.new_frames(max_depth, size, m, columns)
+        frames = self.new_frames(max_depth, size, m) + self.new_parts(max_depth, columns)
         self.pend, self.path = frames[4], frames[5]  # the line of a win
         mask = np.zeros(n_act, dtype=np.bool_)
         # A node budget bounds the root's relaxed search too (a small one stays quick).
         root_budget = min(ROOT_BUDGET, max_nodes)
-        prove_init(state.array, cfg, z, table, frames, ctl, mask, prune, root_relax, root_budget)
+        prove_init(self.state.array, cfg, z, table, frames, ctl, mask, prune, root_relax, root_budget)
 
         def run(limit: int) -> None:
-            prove_run(cfg, z, table, frames, ctl, mask, limit, tt_limit, prune)
+            dfs_run(cfg, z, None, frames, ctl, None, limit, tt_limit, prune, None, table, mask)
 
         self.run = run
 
     @staticmethod
-    def new_frames(max_depth: int, size: int, m: int, columns: int) -> tuple[np.ndarray, ...]:
-        """The stack ``frames = (states, moves, nmov, nxt, pend, path, col1, col2, wh)``.
-
-        Fields, one row a depth: ``states`` ``(max_depth + 1, size)`` int8, the position;
-        ``moves`` ``(max_depth + 1, m)`` int16, its moves; ``nmov``/``nxt``
-        ``(max_depth + 1,)`` int32, how many and the next to try; ``pend``
-        ``(max_depth + 1,)`` int32, the line's length down to it; ``path``
-        ``(max_depth + 256,)`` int16, that line (searched and safe moves); ``col1``/``col2``
-        ``(max_depth + 1, columns)`` uint64, each column's hash halves; ``wh``
-        ``(max_depth + 1, 2)`` uint64, the waste's.
+    def new_parts(max_depth: int, columns: int) -> tuple[np.ndarray, ...]:
+        """The hash parts the prover's frames carry after :meth:`DepthFirst.new_frames`'s,
+        ``(col1, col2, wh)``, one row a depth: ``col1``/``col2`` ``(max_depth + 1, columns)``
+        uint64, each column's hash halves; ``wh`` ``(max_depth + 1, 2)`` uint64, the waste's.
         """
         n = max_depth + 1
         return (
-            np.empty((n, size), dtype=np.int8),
-            np.zeros((n, m), dtype=np.int16),
-            np.zeros(n, dtype=np.int32),
-            np.zeros(n, dtype=np.int32),
-            np.zeros(n, dtype=np.int32),
-            np.zeros(max_depth + 256, dtype=np.int16),
             np.zeros((n, columns), dtype=np.uint64),
             np.zeros((n, columns), dtype=np.uint64),
             np.zeros((n, 2), dtype=np.uint64),
         )
-
-    def line(self) -> np.ndarray:
-        return self.path[: self.pend[self.ctl[Ctl.DEPTH]]]

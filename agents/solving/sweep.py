@@ -60,7 +60,7 @@ from agents.storage.files import (
     write_bytes,
     write_json,
 )
-from agents.sweeps.pool import deals_meta, parse_deals, run_jobs, worker_count
+from agents.sweeps.pool import add_sweep_arguments, deals_meta, parse_deals, run_jobs, worker_count
 
 from .verdicts import (
     DEFAULT_NODES,
@@ -405,15 +405,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=32,
         help="games the heuristic plays from each deal before the portfolio searches (default: 32; 0: none)",
     )
-    parser.add_argument("--workers", type=int, help="processes (default: every core)")
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        metavar="ADDRESS",
-        help="solve on Ray: alone, a local Ray instance; auto or ray://HOST:PORT joins a cluster (docs/ray.md)",
+    add_sweep_arguments(
+        parser,
+        "solve",
+        out="solved",
+        out_help="folder for meta.json, verdicts.jsonl, summary.json",
+        workers_help="processes (default: every core)",
     )
-    parser.add_argument("--out", default="solved", help="folder for meta.json, verdicts.jsonl, summary.json")
     parser.add_argument("--restart", action="store_true", help="discard the verdicts already in --out")
     parser.add_argument(
         "--export-winnable",
@@ -422,7 +420,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="then write the won deals as a winnable set (default: forty_thieves_env/data/winnable/<variant>.json.gz)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run_cli(args: Any) -> int:

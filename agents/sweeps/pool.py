@@ -3,6 +3,7 @@ on a pool of worker processes or on Ray (:func:`run_jobs`), as the evaluator and
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing as mp
 import os
 import signal
@@ -66,6 +67,30 @@ def deals_meta(spec: str | Sequence[int], deals: Sequence[int]) -> dict[str, Any
         "first_deal": deals[0],
         "last_deal": deals[-1],
     }
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser, verb: str, out: str, out_help: str, workers_help: str) -> None:
+    """Add the flags every sweep over deals shares (``--workers``, ``--ray``, ``--out``,
+    ``--quiet``) to ``parser``: ``forty-thieves evaluate`` and ``forty-thieves solve`` both
+    call it, so that the two read them alike.
+
+    Args:
+        parser: the subcommand's parser.
+        verb: what the sweep does with a deal, for ``--ray``'s help ("play", "solve").
+        out: ``--out``'s default folder.
+        out_help: what ``--out`` holds, for its help.
+        workers_help: ``--workers``' help (its default differs by sweep).
+    """
+    parser.add_argument("--workers", type=int, help=workers_help)
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help=f"{verb} on Ray: alone, a local Ray instance; auto or ray://HOST:PORT joins a cluster (docs/ray.md)",
+    )
+    parser.add_argument("--out", default=out, help=out_help)
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def worker_count(workers: int | None, jobs: int) -> int:

@@ -28,7 +28,7 @@ import difflib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -193,26 +193,57 @@ class Imitation(_Strict):
     workers: int = Field(2, ge=1)  # processes playing the games
 
 
-class TrainConfig(_Strict):
+class RunConfig(_Strict):
+    """What every trainer's settings share: the family's base model.
+
+    :class:`TrainConfig` (MaskablePPO and TorchPPO) and
+    :class:`~agents.training.rllib.RLlibConfig` (RLlib PPO) derive from it, so that the keys
+    that mean the same are declared, checked and loaded (:func:`load_config`) once.
+    """
+
+    #: ``env_kwargs`` keys the trainer sets itself, and why (for the message naming one).
+    TRAINER_SETS: ClassVar[tuple[str, ...]] = ("render_mode", "variant")
+    TRAINER_SETS_WHY: ClassVar[str] = "the env id fixes the variant"
+
+    env_kwargs: dict[str, Any] = Field(default_factory=dict)  # gym.make keyword arguments
+    n_epochs: int = Field(4, ge=1)  # passes over each rollout
+    gae_lambda: float = Field(0.95, ge=0, le=1)
+    ent_coef: float = Field(0.01, ge=0)
+    vf_coef: float = Field(0.5, ge=0)
+    max_grad_norm: float = Field(0.5, gt=0)
+    max_minutes: float | None = Field(None, gt=0)  # stop after this many minutes (null: no limit)
+    seed: int = Field(0, ge=0)
+
+    @field_validator("env_kwargs")
+    @classmethod
+    def _env_kwargs(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for key in cls.TRAINER_SETS:
+            if key in v:
+                raise ValueError(f"{key!r} is set by the trainer ({cls.TRAINER_SETS_WHY})")
+        return v
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Rules between keys, as ``(key, message)`` pairs (empty when the config is consistent)."""
+        return []
+
+
+class TrainConfig(RunConfig):
     """One training run's settings (one section of a config file after merging ``default``)."""
+
+    TRAINER_SETS = ("render_mode", "deals", "variant")
+    TRAINER_SETS_WHY = "the env id fixes the variant, evaluation the deals"
 
     algo: Literal["MaskablePPO", "TorchPPO"] = "MaskablePPO"  # TorchPPO: games, rollouts, updates on the device
     policy: Literal["MultiInputPolicy", "MlpPolicy"] = "MultiInputPolicy"
     n_timesteps: int = Field(1_000_000, ge=1)
     n_envs: int = Field(8, ge=1, le=1_048_576)
     vec_env: Literal["auto", "native", "dummy", "subproc"] = "auto"
-    env_kwargs: dict[str, Any] = Field(default_factory=dict)
     learning_rate: Schedule = "lin_3e-4"
     n_steps: int = Field(128, ge=1)
     batch_size: int = Field(256, ge=2)
-    n_epochs: int = Field(4, ge=1)
     gamma: float = Field(0.99, gt=0, le=1)
-    gae_lambda: float = Field(0.95, ge=0, le=1)
     clip_range: Schedule = 0.2
     clip_range_vf: Schedule | None = None  # clip value updates around the rollout's values (null: no clipping)
-    ent_coef: float = Field(0.01, ge=0)
-    vf_coef: float = Field(0.5, ge=0)
-    max_grad_norm: float = Field(0.5, gt=0)
     target_kl: float | None = None
     normalize_advantage: bool = True
     policy_kwargs: PolicyKwargs = Field(default_factory=PolicyKwargs)
@@ -223,8 +254,6 @@ class TrainConfig(_Strict):
     eval_deterministic: bool = True
     save_freq: int = Field(100_000, ge=0)
     final_eval_episodes: int = Field(200, ge=0, le=1000)
-    max_minutes: float | None = Field(None, gt=0)
-    seed: int = Field(0, ge=0)
     torch_threads: int = Field(2, ge=0)
     device: Literal["cpu", "cuda", "auto"] = "cpu"
 
@@ -235,13 +264,8 @@ class TrainConfig(_Strict):
             parse_schedule(v)
         return v
 
-    @field_validator("env_kwargs")
-    @classmethod
-    def _env_kwargs(cls, v: dict[str, Any]) -> dict[str, Any]:
-        for key in ("render_mode", "deals", "variant"):
-            if key in v:
-                raise ValueError(f"{key!r} is set by the trainer (the env id fixes the variant, evaluation the deals)")
-        return v
+    def problems(self) -> list[tuple[str, str]]:
+        return cross_checks(self)
 
 
 def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
@@ -287,13 +311,14 @@ def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, An
     return out
 
 
-def _split_loc(loc: Sequence[str | int]) -> tuple[list[str | int], list[str | int], str | None]:
+def _split_loc(
+    loc: Sequence[str | int], model: type[BaseModel] | None = TrainConfig
+) -> tuple[list[str | int], list[str | int], str | None]:
     """``(key path, path to the union, union branch tag)`` of a pydantic error location.
 
     Pydantic puts the member's name (``list[int]``, ``NetArch``, ``float``) into the location
     of an error inside a union; it is not a key of the config.
     """
-    model: type[BaseModel] | None = TrainConfig
     path: list[str | int] = []
     union_at: list[str | int] = []
     tag: str | None = None
@@ -352,10 +377,10 @@ def _lookup(data: Any, path: Sequence[str | int]) -> Any:
     return data
 
 
-def _known_keys(path: Sequence[str | int], tag: str | None) -> list[str]:
+def _known_keys(path: Sequence[str | int], tag: str | None, top: type[BaseModel] = TrainConfig) -> list[str]:
     model: type[BaseModel] | None = _MODELS.get(tag) if tag else None
     if model is None:
-        model = TrainConfig
+        model = top
         for part in path:
             if not isinstance(part, str) or part not in model.model_fields:
                 return []
@@ -366,12 +391,12 @@ def _known_keys(path: Sequence[str | int], tag: str | None) -> list[str]:
     return list(model.model_fields)
 
 
-def format_errors(err: ValidationError, where: str, data: Any = None) -> str:
-    """One message per key: the dotted key, then what is wrong with it."""
+def format_errors(err: ValidationError, where: str, data: Any = None, model: type[BaseModel] = TrainConfig) -> str:
+    """One message per key of ``model``: the dotted key, then what is wrong with it."""
     messages: dict[str, str] = {}
     unions: dict[str, tuple[Any, list[str]]] = {}
     for e in err.errors():
-        path, union_at, tag = _split_loc(e["loc"])
+        path, union_at, tag = _split_loc(e["loc"], model)
         key = ".".join(str(p) for p in path) or "(config)"
         if tag is not None:
             value = _lookup(data, union_at)
@@ -380,7 +405,7 @@ def format_errors(err: ValidationError, where: str, data: Any = None) -> str:
             if not _fits(tag, value):
                 continue
         if e["type"] == "extra_forbidden":
-            known = _known_keys(path[:-1] if tag is None else path[len(union_at) : -1], tag)
+            known = _known_keys(path[:-1] if tag is None else path[len(union_at) : -1], tag, model)
             close = difflib.get_close_matches(str(path[-1]), known, n=1)
             hint = f"; did you mean {close[0]}?" if close else (f"; keys are {', '.join(known)}" if known else "")
             messages.setdefault(key, f"{key}: unknown key{hint}")
@@ -395,15 +420,19 @@ def format_errors(err: ValidationError, where: str, data: Any = None) -> str:
     return f"{where}: " + "; ".join(messages.values())
 
 
-def validate_section(data: Mapping[str, Any], where: str = "config") -> TrainConfig:
-    """A :class:`TrainConfig` from a merged section, or :class:`ConfigError` naming the key."""
+Config = TypeVar("Config", bound=RunConfig)
+
+
+def validate_section(data: Mapping[str, Any], where: str = "config", model: type[Config] = TrainConfig) -> Config:  # type: ignore[assignment]
+    """A ``model`` (:class:`TrainConfig` unless told) from a merged section, or
+    :class:`ConfigError` naming the key."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: a section must be a mapping of keys to values, got {type(data).__name__}")
     try:
-        config = TrainConfig.model_validate(dict(data))
+        config = model.model_validate(dict(data))
     except ValidationError as err:
-        raise ConfigError(format_errors(err, where, dict(data))) from None
-    problems = cross_checks(config)
+        raise ConfigError(format_errors(err, where, dict(data), model)) from None
+    problems = config.problems()
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(f"{k}: {m}" for k, m in problems))
     return config
@@ -491,19 +520,21 @@ def load_config(
     path: str | Path,
     env_id: str | None = None,
     overrides: Sequence[str] | Mapping[str, Any] = (),
-) -> tuple[str, TrainConfig]:
+    model: type[Config] = TrainConfig,  # type: ignore[assignment]
+) -> tuple[str, Config]:
     """Read ``path``, pick the env's section, merge ``default``, apply overrides, check every key.
 
-    Every env section of the file is checked (so a typo elsewhere in the file is found now,
-    not on the day that section is trained). Returns ``(env_id, config)``.
+    Every env section of the file is checked against ``model`` (so a typo elsewhere in the file
+    is found now, not on the day that section is trained). Returns ``(env_id, config)``.
     """
     raw = read_config_file(path)
     env_id = choose_env(raw, env_id)
     for other in env_sections(raw):
-        validate_section(resolve_section(raw, other, str(path)), f"{path} [{other}]")
+        validate_section(resolve_section(raw, other, str(path)), f"{path} [{other}]", model)
     section = apply_overrides(resolve_section(raw, env_id, str(path)), overrides)
-    config = validate_section(section, f"{path} [{env_id}]")
-    check_env_kwargs(env_id, config, f"{path} [{env_id}]")
+    config = validate_section(section, f"{path} [{env_id}]", model)
+    if isinstance(config, TrainConfig):  # RLlib builds its env in its runners, flat
+        check_env_kwargs(env_id, config, f"{path} [{env_id}]")
     return env_id, config
 
 

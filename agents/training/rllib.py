@@ -35,54 +35,34 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
-from .config import (
-    ConfigError,
-    _Strict,
-    apply_overrides,
-    choose_env,
-    env_sections,
-    read_config_file,
-    resolve_section,
-)
+from .config import RunConfig, env_sections, load_config, read_config_file
 
 ALGO = "RLlibPPO"
 
 
-class RLlibConfig(_Strict):
-    """One RLlib PPO run's settings (keys named as in :class:`~.config.TrainConfig` where they mean the same)."""
+class RLlibConfig(RunConfig):
+    """One RLlib PPO run's settings (keys named as in :class:`~.config.TrainConfig` where they
+    mean the same; those are declared once, in :class:`~.config.RunConfig`)."""
+
+    TRAINER_SETS = ("observation", "render_mode", "variant")
+    TRAINER_SETS_WHY = "the flat observation; the env id fixes the variant"
 
     algo: Literal["RLlibPPO"] = ALGO
     iterations: int = Field(100, ge=1)  # training iterations (each samples train_batch_size env steps)
-    env_kwargs: dict[str, Any] = Field(default_factory=dict)  # gym.make keyword arguments (not observation)
     train_batch_size: int = Field(4000, ge=2)  # env steps per iteration (per learner)
     batch_size: int = Field(128, ge=2)  # minibatch size of each gradient step
-    n_epochs: int = Field(4, ge=1)  # passes over each iteration's batch
     learning_rate: float = Field(3e-4, gt=0)
     gamma: float = Field(0.995, gt=0, le=1)
-    gae_lambda: float = Field(0.95, ge=0, le=1)
     clip_range: float = Field(0.2, gt=0)
-    ent_coef: float = Field(0.01, ge=0)
-    vf_coef: float = Field(0.5, ge=0)
-    max_grad_norm: float = Field(0.5, gt=0)
     fcnet_hiddens: list[int] = Field(default_factory=lambda: [256, 256])  # the MLP's hidden layers
     fcnet_activation: Literal["tanh", "relu"] = "tanh"
     num_env_runners: int = Field(1, ge=0)  # env runner actors (0: sample in the driver)
     num_envs_per_env_runner: int = Field(4, ge=1)
     checkpoint_freq: int = Field(0, ge=0)  # save a checkpoint every this many iterations (0: only at the end)
-    max_minutes: float | None = Field(None, gt=0)  # stop after this many minutes (null: no limit)
-    seed: int = Field(0, ge=0)
     ray_address: str | None = None  # null: a local Ray instance; auto, ray://HOST:PORT or HOST:PORT: a cluster
     num_cpus: int | None = Field(None, ge=1)  # the local instance's CPUs (null: every core)
-
-    @field_validator("env_kwargs")
-    @classmethod
-    def _env_kwargs(cls, v: dict[str, Any]) -> dict[str, Any]:
-        for key in ("observation", "render_mode", "variant"):
-            if key in v:
-                raise ValueError(f"{key!r} is set by the trainer (the flat observation; the env id fixes the variant)")
-        return v
 
     @field_validator("fcnet_hiddens")
     @classmethod
@@ -90,6 +70,11 @@ class RLlibConfig(_Strict):
         if not v or any(n < 1 for n in v):
             raise ValueError("give at least one layer, each of size 1 or more")
         return v
+
+    def problems(self) -> list[tuple[str, str]]:
+        if self.batch_size > self.train_batch_size:
+            return [("batch_size", f"{self.batch_size} is larger than train_batch_size")]
+        return []
 
 
 def is_rllib_config(path: str | Path) -> bool:
@@ -107,22 +92,7 @@ def load_rllib_config(
     Raises:
         ConfigError: naming the file, the section and the key.
     """
-    raw = read_config_file(path)
-    env_id = choose_env(raw, env_id)
-    section = apply_overrides(resolve_section(raw, env_id, str(path)), overrides)
-    where = f"{path} [{env_id}]"
-    try:
-        config = RLlibConfig.model_validate(section)
-    except ValidationError as err:
-        problems = []
-        for e in err.errors():
-            key = ".".join(str(p) for p in e["loc"]) or "(config)"
-            what = "unknown key" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, ")
-            problems.append(f"{key}: {what}")
-        raise ConfigError(f"{where}: " + "; ".join(problems)) from None
-    if config.batch_size > config.train_batch_size:
-        raise ConfigError(f"{where}: batch_size: {config.batch_size} is larger than train_batch_size")
-    return env_id, config
+    return load_config(path, env_id, overrides, RLlibConfig)
 
 
 def build_algo_config(env_id: str, config: RLlibConfig) -> Any:
