@@ -7,7 +7,8 @@ Prints the seconds of each case: the import, the first reset and step (what comp
 second, warm interpreter on the cache the first one wrote. ``--src DIR`` imports the package
 from another checkout (``git worktree add /tmp/main main``: before vs after, same interpreter);
 ``--profile`` adds the seconds numba spent compiling each function (its compile events; a
-function's time includes that of the functions it compiles under it).
+function's time includes that of the functions it compiles under it; the import figure then
+leaves out numba's own import, done before the timer starts).
 """
 
 from __future__ import annotations
