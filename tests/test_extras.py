@@ -184,3 +184,11 @@ def test_readme_lists_every_extra():
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     readme = (ROOT / "README.md").read_text()
     assert [e for e in extras if f"`[{e}]`" not in readme] == []
+
+
+def test_license_and_citation_agree_with_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT" and (ROOT / "LICENSE").read_text().startswith("MIT License")
+    citation = (ROOT / "CITATION.cff").read_text()
+    assert f"version: {project['version']}\n" in citation and "license: MIT\n" in citation
+    assert "cff-version: 1.2.0" in citation
