@@ -17,7 +17,7 @@ _jitcache.sync(_HERE, _jitcache.package_sources(_HERE))
 from .engine.cards import EMPTY, N_CARDS  # noqa: E402
 from .engine.deals import shuffled_pack  # noqa: E402
 from .engine.variants import PRESETS, Variant, get_variant  # noqa: E402
-from .text.errors import IllegalMoveError, PositionError  # noqa: E402
+from .text.errors import ActionSpaceError, IllegalMoveError, PositionError  # noqa: E402
 from .text.game import GameState, deal, parse_position  # noqa: E402
 from .text.notation import card_text, format_move, parse_card, parse_move  # noqa: E402
 from .text.position import format_position  # noqa: E402
@@ -26,6 +26,7 @@ __all__ = [
     "EMPTY",
     "N_CARDS",
     "PRESETS",
+    "ActionSpaceError",
     "GameState",
     "IllegalMoveError",
     "PositionError",

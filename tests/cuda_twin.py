@@ -166,7 +166,8 @@ def check_parity(
         actions = cpu.sample_legal(rng)
         if illegal_every:
             pick = np.arange(t % illegal_every, num_games, illegal_every)
-            actions[pick] = rng.integers(-1, cpu.n_actions + 1, size=pick.size)
+            # Random moves, mostly illegal; in the action space (the batch refuses others outright).
+            actions[pick] = rng.integers(0, cpu.n_actions, size=pick.size)
         gpu.step(actions)
         cpu.step(actions)
         if (t + 1) % every == 0 or t == steps - 1:

@@ -165,3 +165,21 @@ def test_mkdocs_build_strict(tmp_path):
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_the_front_page_links_every_page():
+    index = DOCS / "index.md"
+    linked = {(index.parent / t.split("#")[0]).resolve() for t in LINK.findall(index.read_text(encoding="utf-8"))}
+    assert [p.relative_to(DOCS).as_posix() for p in PAGES if p != index and p.resolve() not in linked] == []
+
+
+def _python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+def test_the_front_page_example_is_the_readmes_and_runs():
+    example = _python_blocks((DOCS / "index.md").read_text(encoding="utf-8"))[0]
+    assert example == _python_blocks(README.read_text(encoding="utf-8"))[0]
+    done = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"(True|False) \d+$", done.stdout.strip()), done.stdout[-200:]  # won, cards home

@@ -155,6 +155,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_cli(args: argparse.Namespace) -> int:
     """``forty-thieves bench``: print the table (rows as they finish), then ratios and targets."""
+    from agents.extras import require_extra
+
+    if not args.no_ppo:  # the training rows need torch and SB3: say so before minutes of env rows
+        require_extra("train", "bench", alternative="forty-thieves bench --no-ppo")
     # numba's parallel kernel runs on OpenMP threads. Left to its default, a worker spins for
     # a while after each step before it sleeps, so the next step finds it awake; with
     # OMP_WAIT_POLICY=PASSIVE it sleeps at once, and on this VM waking a sleeping vCPU costs

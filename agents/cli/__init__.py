@@ -12,6 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from agents.extras import MissingExtraError, missing_extra_message, require_extra
+
 #: Subcommand -> (the module with its ``add_arguments`` and ``run_cli``, its one-line help).
 COMMANDS: dict[str, tuple[str, str]] = {
     "deal": ("agents.cli.deal", "print the starting position of a numbered deal (PySolFC game number)"),
@@ -51,15 +53,43 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
 }
 
+#: Subcommand -> the extra it needs (:data:`agents.extras.EXTRA_MODULES`); missing: the core install runs it.
+COMMAND_EXTRAS: dict[str, str] = {
+    "play": "play",
+    "evaluate": "eval",
+    "compare": "eval",
+    "solve": "eval",
+    "winnability": "eval",
+    "train": "train",
+    "ship": "train",
+}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("forty-thieves-env")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from forty_thieves_env import __version__
+
+        return __version__
+
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The parser, with the arguments of the subcommand named in ``argv`` (the first word)."""
+    """The parser, with the arguments of the subcommand named in ``argv`` (the first word).
+
+    Raises:
+        MissingExtraError: the chosen subcommand's extra is not installed (checked before its module is imported).
+    """
     parser = argparse.ArgumentParser(prog="forty-thieves", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     chosen = next((a for a in argv if not a.startswith("-")), None)
     for name, (module_name, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text)
         if name == chosen:
+            require_extra(COMMAND_EXTRAS.get(name), name)
             module = importlib.import_module(module_name)
             module.add_arguments(p)
             p.set_defaults(func=module.run_cli)
@@ -69,9 +99,23 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``forty-thieves`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(argv).parse_args(argv)
+    try:
+        args = build_parser(argv).parse_args(argv)
+    except MissingExtraError as err:
+        print(err, file=sys.stderr)
+        return 2
     try:
         return int(args.func(args) or 0)
+    except MissingExtraError as err:  # a check inside the command (bench's training rows)
+        print(err, file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as err:
+        # An import the up-front check cannot foresee (e.g. --agent ppo needs torch): still one line.
+        advice = missing_extra_message(err, args.command)
+        if advice is None:
+            raise
+        print(advice, file=sys.stderr)
+        return 2
     except (ValueError, OSError) as err:
         print(f"forty-thieves {args.command}: error: {err}", file=sys.stderr)
         return 2

@@ -17,7 +17,9 @@
   foundations, mean moves, seconds per game (per-game wall time, averaged) and the
   settings. :func:`write_results` writes ``results.json`` (summary and rows) and
   ``results.csv`` (rows), each atomically; the command checks that ``--out`` can be written
-  before it plays a game.
+  before it plays a game. ``--out`` defaults to a new folder ``runs/evaluate-<agent>-<variant>-<time>``
+  (:func:`default_out`); a folder that already holds a ``results.json`` is refused before any game
+  (:func:`check_fresh_out`) unless ``--force`` replaces it, so no run silently overwrites another.
 * **Parallel**: a process pool over all cores (``workers``); each worker builds its own
   environment and agent. The ``ppo`` agent instead plays every deal side by side in one
   native vector env, one policy forward pass per step for all live games
@@ -334,6 +336,42 @@ def _advance(bar: Any, results: list[GameResult]) -> None:
     bar.update(1)
 
 
+def default_out(agent: str, variant: str, runs_dir: str | os.PathLike[str] = "runs", now: Any = None) -> Path:
+    """A folder for one evaluation that does not exist yet: ``runs_dir/evaluate-<agent>-<variant>-<time>[-k]``."""
+    import datetime as _dt
+
+    stamp = (now or _dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    base = Path(runs_dir) / f"evaluate-{agent}-{variant}-{stamp}"
+    out, k = base, 1
+    while out.exists():
+        k += 1
+        out = base.with_name(f"{base.name}-{k}")
+    return out
+
+
+def check_fresh_out(out: str | os.PathLike[str], agent: str, variant: str, force: bool = False) -> None:
+    """Refuse an ``out`` folder that already holds results (unless ``force``), before any game is played.
+
+    Raises:
+        ValueError: naming the results there (the same or another agent and variant) and the ways on.
+    """
+    old = Path(out) / "results.json"
+    if force or not old.exists():
+        return
+    try:
+        import json
+
+        settings = json.loads(old.read_text(encoding="utf-8")).get("settings", {})
+        held = f"{settings.get('agent')} on {settings.get('variant')}"
+    except (OSError, ValueError, AttributeError):
+        held = "results that cannot be read"
+    same = " (the same agent and variant)" if held == f"{agent} on {variant}" else ""
+    raise ValueError(
+        f"{out} already holds {held}{same}: give another --out (or none: a new folder under runs/), "
+        "or --force to replace them"
+    )
+
+
 def write_results(evaluation: Evaluation, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
     """Write ``results.json`` and ``results.csv`` into ``out_dir`` (created), each atomically; return both paths."""
     out = Path(out_dir)
@@ -418,10 +456,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_sweep_arguments(
         parser,
         "play",
-        out="results",
-        out_help="folder for results.json and results.csv (default: results)",
+        out=None,
+        out_help="folder for results.json and results.csv (default: a new runs/evaluate-<agent>-<variant>-<time>)",
         workers_help="processes (default: every core; ppo plays batched in one)",
     )
+    parser.add_argument("--force", action="store_true", help="replace the results already in --out")
     parser.add_argument("--max-moves", type=int, default=1000, help="move cap per game (default: 1000)")
     parser.add_argument("--samples", type=int, help="lookahead, sampling_solver: determinizations per move")
     parser.add_argument(
@@ -448,7 +487,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_cli(args: Any) -> int:
     """The ``forty-thieves evaluate`` handler (arguments from :func:`add_arguments`)."""
-    check_writable(args.out, "the results")  # before the games: none is played to be lost
+    from forty_thieves_env.engine.variants import get_variant
+
+    variant = args.env or get_variant(args.variant).name  # what the folder's name and check call the game
+    if args.out is None:
+        args.out = str(default_out(args.agent, variant))
+    check_fresh_out(args.out, args.agent, variant, args.force)  # before the games: none is played to be lost
+    check_writable(args.out, "the results")
     evaluation = evaluate(
         args.agent,
         args.env or args.variant,

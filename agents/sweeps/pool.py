@@ -69,7 +69,9 @@ def deals_meta(spec: str | Sequence[int], deals: Sequence[int]) -> dict[str, Any
     }
 
 
-def add_sweep_arguments(parser: argparse.ArgumentParser, verb: str, out: str, out_help: str, workers_help: str) -> None:
+def add_sweep_arguments(
+    parser: argparse.ArgumentParser, verb: str, out: str | None, out_help: str, workers_help: str
+) -> None:
     """Add the flags every sweep over deals shares (``--workers``, ``--ray``, ``--out``,
     ``--quiet``) to ``parser``: ``forty-thieves evaluate`` and ``forty-thieves solve`` both
     call it, so that the two read them alike.
@@ -77,7 +79,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser, verb: str, out: str, ou
     Args:
         parser: the subcommand's parser.
         verb: what the sweep does with a deal, for ``--ray``'s help ("play", "solve").
-        out: ``--out``'s default folder.
+        out: ``--out``'s default folder (None: the command picks a fresh one).
         out_help: what ``--out`` holds, for its help.
         workers_help: ``--workers``' help (its default differs by sweep).
     """

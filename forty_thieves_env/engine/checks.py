@@ -113,8 +113,7 @@ def check_action(value: Any, name: str = "action") -> int:
     """An action number as a Python ``int``: a Python or numpy integer, or a 0-d integer array
     (what a policy's ``predict`` returns for one observation); never a float or a bool.
 
-    The value is not range-checked here: an integer outside the action space is an illegal
-    action, which each caller handles by its own rule.
+    The value is not range-checked here: each caller refuses an integer outside its action space.
 
     Raises:
         TypeError: not an integer (``12.5``, ``12.0``, ``True``, ``"3"``, a 1-element list).
@@ -130,8 +129,8 @@ def check_actions(values: Any, n: int, name: str = "actions") -> np.ndarray:
     """A batch's actions as an ``(n,) int64`` array, one integer per game (the given array
     itself when it already is one: callers copy it into their own).
 
-    Integers beyond ``int64`` become ``-1``, an action outside every action space, so that
-    they meet the illegal-action rule as in a single environment.
+    Integers beyond ``int64`` become ``-1``, an action outside every action space, which the
+    environments refuse as they refuse any other.
 
     Raises:
         TypeError: not integers (a float or bool array, or a list holding a float).

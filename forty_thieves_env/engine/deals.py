@@ -58,9 +58,18 @@ def check_deal_number(number: object, name: str = "deal number", high: int = MAX
 
     Raises:
         TypeError: not an integer (a float or a bool included).
-        ValueError: outside ``1..high``.
+        ValueError: outside ``1..high``; above :data:`MAX_ENV_DEAL` for an environment, the message
+            says where such a deal can be played (one of the two ranges names the other).
     """
-    return check_int(number, name, 1, high)
+    try:
+        return check_int(number, name, 1, high)
+    except ValueError as err:
+        if high == MAX_ENV_DEAL and is_integer(number) and high < int(number) <= MAX_DEAL:  # type: ignore[call-overload]
+            raise ValueError(
+                f"{err}: the environments take deals 1..2**63-1 (int64 deal numbers in their infos); "
+                f"deals up to 10**20 (PySolFC's range) are dealt by forty_thieves_env.deal() and `forty-thieves deal`"
+            ) from None
+        raise
 
 
 def check_deal_numbers(deals: object, name: str = "deals", high: int = MAX_ENV_DEAL) -> np.ndarray:

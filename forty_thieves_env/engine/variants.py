@@ -135,11 +135,24 @@ RELAXED = Variant("relaxed", redeals=1, run_moves="free")
 PRESETS: dict[str, Variant] = {v.name: v for v in (CLASSIC, JOSEPHINE, STREETS, MARIA, LIMITED, RANK_AND_FILE, RELAXED)}
 
 
-def get_variant(name: str | Variant, **overrides: object) -> Variant:
+class UnknownOptionError(TypeError, ValueError):
+    """An unknown keyword argument, in Python's own words (``... got an unexpected keyword argument 'x'``).
+
+    A ``TypeError`` as Python raises for any function, so that wrappers that try a keyword and fall
+    back on that error (TorchRL's ``GymEnv`` passes ``frameskip``) work; also a ``ValueError``, which
+    this error was before.
+    """
+
+
+def get_variant(name: str | Variant, caller: str = "get_variant", **overrides: object) -> Variant:
     """Look up a preset by name (``"rank-and-file"`` and any case accepted) and apply overrides.
+
+    ``caller``: the function the message names for an unknown override (an environment's
+    constructor passes its own).
 
     Raises:
         TypeError: ``name`` is neither text nor a Variant, or an override of the wrong kind.
+        UnknownOptionError: an override that is no variant option (a ``TypeError`` and a ``ValueError``).
         ValueError: unknown preset name or invalid override.
     """
     if isinstance(name, Variant):
@@ -154,5 +167,8 @@ def get_variant(name: str | Variant, **overrides: object) -> Variant:
     fields = {f.name for f in dataclasses.fields(Variant)}
     unknown = set(overrides) - fields
     if unknown:
-        raise ValueError(f"unknown variant option(s) {sorted(unknown)}; options are {sorted(fields)}")
+        raise UnknownOptionError(
+            f"{caller}() got an unexpected keyword argument {sorted(unknown)[0]!r}: unknown variant option(s) "
+            f"{sorted(unknown)}; options are {sorted(fields)}"
+        )
     return base.replace(**overrides) if overrides else base

@@ -22,7 +22,7 @@ from ..engine.pcg64 import ST_LEN, check_range, export_state, import_state
 from ..engine.rules import cards_home, legal_mask
 from ..engine.variants import Variant
 from ..jitcache import compile_notice
-from ..text.errors import IllegalMoveError, ResetNeededError
+from ..text.errors import IllegalMoveError, ResetNeededError, action_space_error
 from ..text.explain import why_illegal
 from ..text.notation import format_move
 from .batch_kernels import F_LEN, F_TERMINATED, F_TRUNCATED, reset_batch, step_batch_parallel, step_batch_serial
@@ -365,7 +365,16 @@ class BatchGames:
         laid out as ``obs``; see :meth:`observations`).
         """
         n = self.num_games
-        checked = check_actions(actions, n)  # integers only, one per game: nothing broadcast or truncated
+        try:
+            checked = check_actions(actions, n)  # integers only, one per game: nothing broadcast or truncated
+        except TypeError as err:
+            raise TypeError(f"{err}; the action space of each game is Discrete({self.n_actions})") from None
+        # Out of the action space is a caller's bug in every mode. One reduction over the batch, the
+        # cheapest check measured (~1 us for 64 or 4096 games): as unsigned, a negative action is huge too.
+        if np.maximum.reduce(checked.view(np.uint64)) >= self.n_actions:
+            i = int(np.flatnonzero(checked.view(np.uint64) >= self.n_actions)[0])
+            shown = int(actions[i])  # as given: check_actions turned one beyond int64 into -1
+            raise action_space_error(shown, self.n_actions, self.variant.name, game=i)
         if not self.started:
             raise ResetNeededError("step() before the first reset(): call reset() first")
         if self.illegal_action == "raise":
@@ -415,13 +424,9 @@ class BatchGames:
         in_range = (a >= 0) & (a < self.n_actions)
         legal = in_range & self.masks[np.arange(self.num_games), np.clip(a, 0, self.n_actions - 1)]
         bad = np.flatnonzero(live & ~legal)
-        if bad.size:
+        if bad.size:  # every action is in range here (step refused the others)
             i = int(bad[0])
             act = int(a[i])
-            if not in_range[i]:
-                raise IllegalMoveError(
-                    f"game {i}: action {act} is out of range 0..{self.n_actions - 1} for {self.variant.name}"
-                )
             why = why_illegal(self.states[i], self.cfg, act)
             raise IllegalMoveError(f"game {i}: illegal move {format_move(self.variant, act)}: {why}")
 

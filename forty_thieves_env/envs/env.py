@@ -18,7 +18,7 @@ from ..engine.rules import cards_home, legal_mask
 from ..engine.state_check import check_state
 from ..engine.variants import Variant
 from ..jitcache import compile_notice
-from ..text.errors import IllegalMoveError
+from ..text.errors import IllegalMoveError, action_space_error
 from ..text.explain import why_illegal
 from ..text.game import GameState
 from ..text.notation import format_move, parse_move
@@ -128,7 +128,9 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
       (or an :class:`~.options.EnvOptions`, then with no other argument).
     * ``observation``: ``"dict"``, ``"flat"`` or ``"oracle"``.
     * ``reward``: ``"foundation"``, ``"win"``, ``"score"`` or a :class:`~.rewards.Reward`.
-    * ``illegal_action``: what an action outside the mask does. ``"penalize"`` (default, so
+    * ``illegal_action``: what an in-space action outside the mask does (an action outside the action
+      space, not an integer in ``[0, n)``, is a caller's bug: :class:`~forty_thieves_env.text.errors.ActionSpaceError`
+      in every mode, a float or bool a ``TypeError``, the state unchanged). ``"penalize"`` (default, so
       that Gymnasium's ``check_env`` and unmasked agents can sample any action): the state
       is unchanged, the reward is the reward's ``illegal`` value and
       ``info["illegal_action"]`` is true. ``"raise"``: :class:`~forty_thieves_env.text.errors.IllegalMoveError`
@@ -259,17 +261,18 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         """
         # An integer only (a float is not truncated into some other move); the commonest
         # types skip the full check.
-        a = action if type(action) is int else check_action(action)
+        try:
+            a = action if type(action) is int else check_action(action)
+        except TypeError as err:
+            raise TypeError(f"{err}; the action space is Discrete({self.n_actions})") from None
         if not self._live:
             raise ResetNeeded(
                 "step() with no episode in progress: the episode has ended (won, stuck, or ended by an "
                 "illegal action), or reset() was never called; call reset() (or set_state() to a live position)"
             )
-        if not 0 <= a < self.n_actions:
-            if self.illegal_action == "raise":
-                raise IllegalMoveError(f"action {a} is out of range 0..{self.n_actions - 1} for {self.variant.name}")
-            a = -1  # refused by the kernel (and small enough for its int64)
-        elif self.illegal_action == "raise" and not self._mask[a]:
+        if not 0 <= a < self.n_actions:  # a caller's bug, not a move: refused whatever illegal_action says
+            raise action_space_error(a, self.n_actions, self.variant.name)
+        if self.illegal_action == "raise" and not self._mask[a]:
             raise IllegalMoveError(f"illegal move {format_move(self.variant, a)}: {why_illegal(self._s, self.cfg, a)}")
         enc = self._encoder
         reward, status, moves, cards = step_one(

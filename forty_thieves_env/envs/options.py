@@ -84,7 +84,7 @@ class EnvOptions:
                 a flag that is not a bool, a number that is not an integer, a choice that is
                 not a string); a reward that is neither a name nor a :class:`~.rewards.Reward`.
         """
-        v = get_variant(variant, **variant_options)
+        v = get_variant(variant, "FortyThievesEnv.__init__", **variant_options)
         check_mode(observation)
         rew = make_reward(reward)
         check_choice(illegal_action, "illegal_action", ILLEGAL_ACTIONS)

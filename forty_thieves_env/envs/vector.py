@@ -35,7 +35,9 @@ all the games (:mod:`.batch`).
 * **Time limit**: ``max_episode_steps`` (1000 for the registered ids, like their
   ``TimeLimit``) counts every step of an episode, refused actions included.
 * **Actions**: exactly ``N`` integers (a scalar is not broadcast; floats are refused);
-  an integer outside the action space, however large, is an illegal action. A step before
+  an integer outside the action space (not in ``[0, n)``), however large, is a caller's bug:
+  :class:`~forty_thieves_env.text.errors.ActionSpaceError` naming the game, in every illegal-action
+  mode, before any game moves (one vectorised check of the batch). A step before
   the first reset raises ``gymnasium.error.ResetNeeded``.
 * **Illegal actions**: ``"penalize"`` and ``"terminate"`` per game, as the single
   environment; ``"raise"`` checks the whole batch first and raises

@@ -23,7 +23,7 @@ from forty_thieves_env.envs.env import FortyThievesEnv
 from forty_thieves_env.envs.options import EnvOptions
 from forty_thieves_env.envs.rewards import FoundationReward
 from forty_thieves_env.envs.vector import FortyThievesVectorEnv
-from forty_thieves_env.text.errors import ResetNeededError
+from forty_thieves_env.text.errors import ActionSpaceError, ResetNeededError
 
 ENV_MAX = 2**63 - 1
 
@@ -235,16 +235,48 @@ def test_integer_actions_of_every_kind_are_accepted() -> None:
         assert not info["illegal_action"] and info["moves"] == 1
 
 
-def test_an_integer_beyond_int64_meets_the_illegal_action_rule() -> None:
-    env = FortyThievesEnv("classic")
+OUT_OF_SPACE = [10**6, -1, 112, 2**64, np.int64(112), np.int64(-1), np.array(500), np.uint64(2**64 - 1)]
+NOT_INTEGERS = [1.5, 3.0, np.float64(3.0), np.float32(1.0), True, np.bool_(False)]
+
+
+@pytest.mark.parametrize("mode", ["penalize", "terminate", "raise"])
+def test_out_of_space_actions_are_refused_in_every_mode(mode) -> None:
+    env = FortyThievesEnv("classic", illegal_action=mode)
     env.reset(seed=1)
     before = single_snapshot(env)
-    _, reward, terminated, _, info = env.step(2**64)
-    assert info["illegal_action"] and not terminated and reward < 0
-    assert same(single_snapshot(env)[:2], before[:2])  # the state and the mask (the step counter moves)
-    raising = FortyThievesEnv("classic", illegal_action="raise")
-    raising.reset(seed=1)
-    refused(lambda: raising.step(2**64), IllegalMoveError, "out of range 0..111")
+    for action in OUT_OF_SPACE:
+        refused(lambda a=action: env.step(a), ActionSpaceError, f"action {int(action)} is out of range 0..111",
+                "Discrete(112)")  # fmt: skip
+    for action in NOT_INTEGERS:
+        refused(lambda a=action: env.step(a), TypeError, "must be an integer action number", "Discrete(112)")
+    assert same(single_snapshot(env), before)  # the step counter too: nothing was played
+    illegal = int(np.flatnonzero(~env._mask)[0])  # an in-space illegal move keeps its mode
+    if mode == "raise":
+        refused(lambda: env.step(illegal), IllegalMoveError, "illegal move")
+    else:
+        _, _, terminated, _, info = env.step(illegal)
+        assert info["illegal_action"] and terminated == (mode == "terminate")
+
+
+@pytest.mark.parametrize("mode", ["penalize", "terminate", "raise"])
+def test_out_of_space_actions_in_a_batch_are_refused_in_every_mode(mode) -> None:
+    venv = FortyThievesVectorEnv(3, "classic", illegal_action=mode)
+    venv.reset(seed=2)
+    before = batch_snapshot(venv._batch)
+    for bad in (10**6, -1, 112, 2**64):
+        refused(lambda b=bad: venv.step([0, b, 0]), ActionSpaceError, "game 1", f"action {bad} is out of range",
+                "Discrete(112)")  # fmt: skip
+    refused(lambda: venv.step(np.array([0, 0, 2**64 - 1], dtype=np.uint64)), ActionSpaceError, "game 2")
+    refused(lambda: venv.step(np.array([0, -5, 0], dtype=np.int32)), ActionSpaceError, "game 1", "action -5")
+    refused(lambda: venv.step([0, 1.5, 0]), TypeError, "actions[1]", "Discrete(112)")
+    assert same(batch_snapshot(venv._batch), before)
+    masks = venv.action_masks()
+    illegal = [int(np.flatnonzero(~m)[0]) for m in masks]
+    if mode == "raise":
+        refused(lambda: venv.step(illegal), IllegalMoveError, "game 0: illegal move")
+    else:
+        _, _, terminated, _, infos = venv.step(illegal)
+        assert infos["illegal_action"].all() and terminated.all() == (mode == "terminate")
 
 
 BAD_BATCH_ACTIONS = [
@@ -257,6 +289,8 @@ BAD_BATCH_ACTIONS = [
     (np.array([True, False, True]), TypeError, "dtype bool"),
     ([0, None, 0], TypeError, "actions[1]"),
     ("000", TypeError, "actions must be a sequence"),
+    ([0, 10**6, 0], ActionSpaceError, "game 1: action 1000000 is out of range"),  # out of the action space
+    (np.array([-1, 0, 0]), ActionSpaceError, "game 0: action -1"),
 ]
 
 
@@ -265,18 +299,6 @@ def test_bad_vector_actions_are_refused_before_any_game_moves(vector, actions, e
     before = batch_snapshot(vector._batch)
     refused(lambda: vector.step(actions), error, words)
     assert same(batch_snapshot(vector._batch), before)
-
-
-def test_integers_beyond_int64_in_a_vector_action_are_illegal_actions() -> None:
-    venv = FortyThievesVectorEnv(3, "classic")
-    venv.reset(seed=2)
-    for actions in ([0, 2**64, 0], np.array([0, 2**64 - 1, 0], dtype=np.uint64)):
-        _, rewards, _, _, infos = venv.step(actions)
-        np.testing.assert_array_equal(infos["illegal_action"], [False, True, False])
-        assert rewards[1] < 0
-    raising = FortyThievesVectorEnv(3, "classic", illegal_action="raise")
-    raising.reset(seed=2)
-    refused(lambda: raising.step([0, 2**64, 0]), IllegalMoveError, "game 1", "out of range")
 
 
 def test_the_sb3_adapter_checks_actions_alike() -> None:

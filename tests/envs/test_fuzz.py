@@ -126,8 +126,8 @@ def fuzz(total_steps: int, n_games: int = 16, check_every: int = 200, seed: int 
         n = venv.n_actions
         for step in range(per_combo):
             actions = venv.random_legal_actions(rng)
-            wild = rng.random(n_games) < 0.02  # refused actions, out-of-range ones included
-            actions[wild] = rng.integers(-2, n + 3, size=int(wild.sum()))
+            wild = rng.random(n_games) < 0.02  # refused actions (in the action space: others raise)
+            actions[wild] = rng.integers(0, n, size=int(wild.sum()))
             obs, _, terminated, truncated, infos = venv.step(actions)
             tally.steps += n_games
             tally.refused += int(infos["illegal_action"].sum())

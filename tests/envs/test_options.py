@@ -58,3 +58,12 @@ def test_sb3_adapter_without_sb3_names_the_extra() -> None:
         "    raise AssertionError('no ImportError')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("make", [FortyThievesEnv, lambda **kw: FortyThievesVectorEnv(2, **kw)], ids=["env", "vector"])
+def test_an_unknown_keyword_is_a_type_error_in_pythons_words(make) -> None:
+    # Wrappers try a keyword and fall back on exactly this (TorchRL's GymEnv passes frameskip).
+    with pytest.raises(TypeError, match=r"__init__\(\) got an unexpected keyword argument 'frameskip'"):
+        make(frameskip=4)
+    with pytest.raises(ValueError, match=r"unknown variant option\(s\) \['frameskip'\]"):  # as before, too
+        make(frameskip=4)

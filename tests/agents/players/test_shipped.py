@@ -242,7 +242,7 @@ def test_evaluate_plays_a_shipped_name(shipped: Path, tmp_path: Path, capsys: py
     assert "ppo on classic, 2 deals" in capsys.readouterr().out
     assert json.loads((out / "results.json").read_text())["settings"]["agent_options"] == {"model": "tiny"}
     args[args.index("tiny")] = "nope"
-    assert main([*args, "--quiet", "--out", str(out)]) == 2
+    assert main([*args, "--quiet", "--out", str(tmp_path / "ev2")]) == 2
     assert "shipped models: tiny" in capsys.readouterr().err
 
 

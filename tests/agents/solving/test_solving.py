@@ -176,3 +176,14 @@ def test_folders_from_before_the_heuristic_games_resume_without_them(tmp_path):
     with pytest.raises(ValueError, match="--restart"):
         budget = Budget(nodes=200000, seconds=20, memory_mb=256)  # 32 tries: another budget
         solve_deals("relaxed", "32000-32002", out=tmp_path / "run", budget=budget, workers=1, progress=False)
+
+
+def test_default_workers_by_job_size():
+    from agents.evaluation.solving import POOL_START_SECONDS, default_workers
+
+    assert default_workers(3, 10.0, cpus=2) == 2  # a budget-long deal saved in parallel pays for the pool
+    assert default_workers(3, 0.2, cpus=2) == 1  # at most 0.2 s saved: the pool's start costs more
+    assert default_workers(1, 10.0, cpus=8) == 1  # never more processes than deals
+    assert default_workers(100, 10.0, cpus=8) == 8
+    assert default_workers(2, POOL_START_SECONDS / 2, cpus=2) == 1
+    assert default_workers(4, POOL_START_SECONDS, cpus=2) == 2
