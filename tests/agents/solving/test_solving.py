@@ -179,7 +179,7 @@ def test_folders_from_before_the_heuristic_games_resume_without_them(tmp_path):
 
 
 def test_default_workers_by_job_size():
-    from agents.evaluation.solving import POOL_START_SECONDS, default_workers
+    from agents.solving.sweep import POOL_START_SECONDS, default_workers
 
     assert default_workers(3, 10.0, cpus=2) == 2  # a budget-long deal saved in parallel pays for the pool
     assert default_workers(3, 0.2, cpus=2) == 1  # at most 0.2 s saved: the pool's start costs more
