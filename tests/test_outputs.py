@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agents import cli
-from agents.evaluation.evaluate import default_out
+from agents.evaluation.outputs import default_out
 
 ROOT = Path(__file__).resolve().parent.parent
 
