@@ -47,10 +47,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from agents.extras import install_line
+
 #: ``--ray`` with no address: a Ray instance on this machine, for this command only.
 LOCAL = "local"
 #: What to install when Ray is missing.
-INSTALL_HINT = "pip install 'forty-thieves-env[ray]'"
+INSTALL_HINT = install_line("ray")
 #: Seconds to wait for a cluster address to answer before giving up.
 CONNECT_TIMEOUT = 5.0
 #: Each chunk takes 1 / (this * CPUs) of the deals left (more: smaller chunks, more tasks).

@@ -32,11 +32,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from agents.extras import install_line
+
 try:
     from ray.rllib.callbacks.callbacks import RLlibCallback
     from ray.tune.registry import register_env
 except ImportError as err:  # pragma: no cover (the [rllib] extra is part of [dev])
-    hint = "install it with pip install 'forty-thieves-env[rllib]'"
+    hint = f"install it with {install_line('rllib')}"
     raise ImportError(f"RLlib is not installed ({err}); {hint}") from err
 
 #: The name :func:`register` gives the env creator (``PPOConfig().environment(ENV_NAME)``).
