@@ -27,7 +27,7 @@ import gymnasium as gym
 import torch
 
 import forty_thieves_env  # noqa: F401
-from agents.training.config import PolicyKwargs
+from agents.configs.train_config import PolicyKwargs
 from agents.training.networks.policies import policy_class_for, policy_kwargs_for
 
 NETWORKS = ("mlp", "card_embedding", "move_scorer", "lookup_scorer")

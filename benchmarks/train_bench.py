@@ -64,7 +64,7 @@ def time_torch(setup: str, args: argparse.Namespace) -> dict[str, object]:
     """TorchPPO's steps/s for one setup."""
     import torch
 
-    from agents.training.config import load_config
+    from agents.configs.config_file import load_config
     from agents.training.torch_ppo import TorchPPO
     from agents.training.torch_run import model_container, settings_of
     from agents.training.train import set_threads
@@ -114,7 +114,7 @@ def time_torch(setup: str, args: argparse.Namespace) -> dict[str, object]:
 
 def time_sb3(setup: str, args: argparse.Namespace) -> dict[str, object]:
     """MaskablePPO's steps/s for one setup (its own game count)."""
-    from agents.training.config import load_config
+    from agents.configs.config_file import load_config
     from agents.training.envs import make_train_env
     from agents.training.networks.policies import build_model
     from agents.training.train import set_threads

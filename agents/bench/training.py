@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from agents.bench.envs import Row, timed
-from agents.training.config import load_config
+from agents.configs.config_file import load_config
 from agents.training.envs import make_train_env
 from agents.training.networks.policies import build_model
 from agents.training.train import set_threads

@@ -219,7 +219,7 @@ def info_from_run(run_dir: Path, zip_path: Path, name: str | None = None) -> Mod
         DamagedFileError: a damaged ``config.yaml``, ``versions.json`` or ``final_eval.json``
             (a config cut short would describe another model).
     """
-    from agents.training.runs import check_run_config
+    from agents.configs.run_file import check_run_config
 
     raw = check_run_config(run_dir / "config.yaml")
     env_id, config = next(iter(raw.items()))

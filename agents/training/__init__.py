@@ -1,4 +1,4 @@
-"""MaskablePPO training: configs (:mod:`.config`), the envs (:mod:`.envs`), callbacks
+"""MaskablePPO training: configs (:mod:`agents.configs`), the envs (:mod:`.envs`), callbacks
 (:mod:`.callbacks`), run folders (:mod:`.runs`), the policy networks (:mod:`.networks`), the
 imitation warm start (:mod:`.imitation`), the trainer and ``forty-thieves train`` (:mod:`.train`),
 the device-resident trainer (:mod:`.torch_ppo`, :mod:`.torch_run`), shipping a run
@@ -7,7 +7,9 @@ torch and stable-baselines3 are imported only here and in :mod:`agents.players.p
 
 A model zip pickles its policy class by module path: the shipped models and every run saved before
 the networks moved into :mod:`.networks` name ``agents.training.lookup_scorer`` or
-``agents.training.move_scorer``. :data:`MOVED` answers those paths with the modules as they stand.
+``agents.training.move_scorer``, and a run with a learning-rate schedule pickles its
+``LinearSchedule`` as ``agents.training.config`` (now :mod:`agents.configs.train_config`).
+:data:`MOVED` answers those paths with the modules as they stand.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from types import ModuleType
 MOVED = {
     "agents.training.lookup_scorer": "agents.training.networks.lookup_scorer",
     "agents.training.move_scorer": "agents.training.networks.move_scorer",
+    "agents.training.config": "agents.configs.train_config",
 }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .config import ConfigError, TrainConfig
+from agents.configs.train_config import ConfigError, TrainConfig
 
 #: Most envs an evaluation plays side by side.
 EVAL_ENVS = 100  # games side by side: one policy call for up to 100 positions (10 took 130 s for 300 deals)

@@ -32,56 +32,13 @@ import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import Field, field_validator
 
-from .config import RunConfig, env_sections, load_config, read_config_file
-
-ALGO = "RLlibPPO"
-
-
-class RLlibConfig(RunConfig):
-    """One RLlib PPO run's settings (keys named as in :class:`~.config.TrainConfig` where they
-    mean the same; those are declared once, in :class:`~.config.RunConfig`)."""
-
-    TRAINER_SETS = ("observation", "render_mode", "variant")
-    TRAINER_SETS_WHY = "the flat observation; the env id fixes the variant"
-
-    algo: Literal["RLlibPPO"] = ALGO
-    iterations: int = Field(100, ge=1)  # training iterations (each samples train_batch_size env steps)
-    train_batch_size: int = Field(4000, ge=2)  # env steps per iteration (per learner)
-    batch_size: int = Field(128, ge=2)  # minibatch size of each gradient step
-    learning_rate: float = Field(3e-4, gt=0)
-    gamma: float = Field(0.995, gt=0, le=1)
-    clip_range: float = Field(0.2, gt=0)
-    fcnet_hiddens: list[int] = Field(default_factory=lambda: [256, 256])  # the MLP's hidden layers
-    fcnet_activation: Literal["tanh", "relu"] = "tanh"
-    num_env_runners: int = Field(1, ge=0)  # env runner actors (0: sample in the driver)
-    num_envs_per_env_runner: int = Field(4, ge=1)
-    checkpoint_freq: int = Field(0, ge=0)  # save a checkpoint every this many iterations (0: only at the end)
-    ray_address: str | None = None  # null: a local Ray instance; auto, ray://HOST:PORT or HOST:PORT: a cluster
-    num_cpus: int | None = Field(None, ge=1)  # the local instance's CPUs (null: every core)
-
-    @field_validator("fcnet_hiddens")
-    @classmethod
-    def _layers(cls, v: list[int]) -> list[int]:
-        if not v or any(n < 1 for n in v):
-            raise ValueError("give at least one layer, each of size 1 or more")
-        return v
-
-    def problems(self) -> list[tuple[str, str]]:
-        if self.batch_size > self.train_batch_size:
-            return [("batch_size", f"{self.batch_size} is larger than train_batch_size")]
-        return []
-
-
-def is_rllib_config(path: str | Path) -> bool:
-    """Whether a config file asks for RLlib (``algo: RLlibPPO`` in ``default`` or a section)."""
-    raw = read_config_file(path)
-    sections = [raw.get("default") or {}, *(raw[k] or {} for k in env_sections(raw))]
-    return any(isinstance(s, Mapping) and s.get("algo") == ALGO for s in sections)
+from agents.configs.config_file import load_config
+from agents.configs.train_config import RLLIB_ALGO as ALGO
+from agents.configs.train_config import RLlibConfig
 
 
 def load_rllib_config(
@@ -163,21 +120,21 @@ def iteration_record(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def train_rllib(
+    env_id: str,
+    config: RLlibConfig,
     config_path: str | Path,
-    env_id: str | None = None,
     *,
-    overrides: Sequence[str] = (),
     runs_dir: str | Path = "runs",
     name: str | None = None,
     argv: Sequence[str] | None = None,
     log: Callable[[str], None] = print,
 ) -> Path:
-    """Train RLlib PPO as the config says; return the run folder (see the module docstring)."""
+    """Train RLlib PPO as ``config`` (read from ``config_path`` by
+    :func:`~agents.configs.config_file.load_config`) says; return the run folder (see the module docstring)."""
     from agents.sweeps.ray_pool import LOCAL, RayPool
 
     from .runs import library_versions, new_run_dir, record_command
 
-    env_id, config = load_rllib_config(config_path, env_id, overrides)
     with RayPool(config.ray_address or LOCAL, config.num_cpus) as pool:
         run_dir = new_run_dir(Path(runs_dir), env_id, config, name)  # type: ignore[arg-type]
         dump = yaml.safe_dump({env_id: config.model_dump(mode="json")}, sort_keys=False)

@@ -20,24 +20,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
-from agents.storage.files import DamagedFileError, LineLog, damaged, read_json, write_json, write_text
+from agents.configs.config_file import load_config, model_for
+from agents.configs.run_file import CONFIG_FILE, check_run_config
+from agents.configs.train_config import TrainConfig
+from agents.storage.files import DamagedFileError, LineLog, damaged, read_json, write_json
 from agents.storage.modelfile import check_model
-from agents.storage.yamlfile import yaml_error_line
-
-from .config import ConfigError, TrainConfig, dump_config, load_config, validate_section
 
 RUNS_DIR = Path("runs")
 CHECKPOINT_PREFIX = "rl_model"
 _CKPT = re.compile(rf"^{CHECKPOINT_PREFIX}_(\d+)_steps\.zip$")
-CONFIG_FILE = "config.yaml"
-#: The last line of a run's ``config.yaml``: a file without it was cut short (or predates it).
-CONFIG_END = "# end of the resolved config (a file cut short lacks this line)"
-CONFIG_ADVICE = (
-    "restore it from a copy (a shipped model's NAME.yaml is its run's config): "
-    "defaults in its place would misdescribe the run's model"
-)
 #: What to do about a damaged ``eval_state.json``.
 EVAL_STATE_ADVICE = "move it away to resume (the record of evaluations, and of which model is best, then starts afresh)"
 IMITATION_MODEL = "imitation_model.zip"
@@ -138,79 +129,20 @@ def find_last_checkpoint(run_dir: Path) -> Path | None:
 # ------------------------------------------------------------------------- config.yaml
 
 
-def write_run_config(run_dir: Path, env_id: str, config: TrainConfig) -> Path:
-    """Write the run's resolved ``config.yaml`` atomically, ending with :data:`CONFIG_END`."""
-    return write_text(run_dir / CONFIG_FILE, dump_config(env_id, config) + CONFIG_END + "\n")
-
-
-def _keys(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """The keys of nested mappings, dotted, in the order YAML writes them (depth first)."""
-    out = []
-    for key, value in tree.items():
-        out.append(prefix + str(key))
-        if isinstance(value, Mapping):
-            out.extend(_keys(value, f"{prefix}{key}."))
-    return out
-
-
-def check_run_config(path: Path) -> dict[str, Any]:
-    """The sections of a run's ``config.yaml`` (one, keyed by its env id), refused when damaged.
-
-    A file that ends with :data:`CONFIG_END` (whole, or cut inside that line) has every key.
-    One without it predates that line or was cut short: it is accepted only when its last
-    line is whole and it has the config's last key. A cut drops the end of the file, which
-    a run folder of an older version keeps (it lacks keys added since, in the middle: those
-    take their defaults); the keys a cut drops would otherwise be silently filled with
-    defaults, and the run's record would then misdescribe its model.
-
-    Raises:
-        ValueError: no such file.
-        DamagedFileError: not YAML, not a run's config, or cut short (naming the missing keys).
-    """
-    if not path.is_file():
-        raise ValueError(f"{path.parent} is not a run folder (no {CONFIG_FILE})")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise damaged(path, "not UTF-8 text", CONFIG_ADVICE) from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        where = yaml_error_line(path, err).removeprefix(f"{path}:")
-        raise damaged(path, f"line {where}", CONFIG_ADVICE) from None
-    if not isinstance(raw, dict) or len(raw) != 1 or not isinstance(next(iter(raw.values())), dict):
-        why = "empty" if not text.strip() else "not one section of keys under an env id"
-        raise damaged(path, why, CONFIG_ADVICE)
-    last = text.rstrip("\n").rsplit("\n", 1)[-1]
-    if last.startswith("#") and CONFIG_END.startswith(last):  # whole, or cut inside the end line only
-        return raw
-    if not text.endswith("\n"):
-        raise damaged(path, f"cut short: its last line {text.splitlines()[-1].strip()!r} is not whole", CONFIG_ADVICE)
-    env_id, section = next(iter(raw.items()))
-    try:
-        full = validate_section(section, f"{path} [{env_id}]").model_dump(mode="json")
-    except ConfigError as err:
-        raise damaged(path, str(err).removeprefix(f"{path} "), CONFIG_ADVICE) from None
-    have = set(_keys(section))
-    order = _keys(full)
-    if order[-1] not in have:
-        missing = [key for key in order if key not in have]
-        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-        raise damaged(path, f"cut short: no {', '.join(missing[:3])}{more}", CONFIG_ADVICE)
-    return raw
-
-
 def read_run_config(
     run_dir: Path, env_id: str | None = None, overrides: Sequence[str] | Mapping[str, Any] = ()
 ) -> tuple[str, TrainConfig]:
     """A run folder's ``(env_id, config)``, checked whole (:func:`check_run_config`), with ``overrides``.
 
     Raises:
-        ValueError: not a run folder, or a config of another env than ``env_id``.
+        ValueError: not a run folder, an RLlib run's, or a config of another env than ``env_id``.
         DamagedFileError: a damaged ``config.yaml``.
     """
     path = run_dir / CONFIG_FILE
-    run_env = next(iter(check_run_config(path)))
+    run_env, section = next(iter(check_run_config(path).items()))
+    if model_for(section) is not TrainConfig:
+        why = "RLlib runs do not resume (its checkpoint/ loads with Algorithm.from_checkpoint)"
+        raise ValueError(f"--resume {run_dir}: {why}")
     if env_id and env_id != run_env:
         raise ValueError(f"{run_dir} trains {run_env}, not {env_id}")
     return load_config(path, run_env, overrides)

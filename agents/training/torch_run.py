@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.configs.train_config import TrainConfig, parse_schedule
 from agents.storage.files import damaged, read_json, write_bytes, write_json
 from agents.storage.modelfile import load_model, save_model
 
-from .config import TrainConfig, parse_schedule
 from .runs import EVAL_STATE_ADVICE, checkpoint_path, checkpoint_steps, make_logger, update_train_info
 
 

@@ -50,10 +50,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.configs.config_file import load_config
+from agents.configs.run_file import write_run_config
+from agents.configs.train_config import RLlibConfig, TrainConfig
 from agents.storage.files import write_json
 from agents.storage.modelfile import load_model, load_parameters, read_parameters, save_model
 
-from .config import TrainConfig, load_config
 from .envs import make_eval_env, make_train_env
 from .runs import (
     IMITATION_INFO,
@@ -68,7 +70,6 @@ from .runs import (
     resume_hint,
     resume_point,
     update_train_info,
-    write_run_config,
     write_versions,
 )
 
@@ -177,35 +178,21 @@ def train(
         extra.append(f"seed={int(seed)}")
     if max_minutes is not None:
         extra.append(f"max_minutes={float(max_minutes)}")
-    if resume is None and config_path is not None:
-        from .rllib import is_rllib_config, train_rllib
-
-        if is_rllib_config(config_path):
-            if total_timesteps is not None:
-                raise ValueError("an RLlib config counts iterations, not steps: --set iterations=N")
-            return train_rllib(config_path, env_id, overrides=extra, runs_dir=runs_dir, name=name, argv=argv, log=log)
-
     if resume is not None:
         run_dir = Path(resume)
         if not run_dir.is_dir():
             raise ValueError(f"--resume {run_dir}: no such run folder")
-        from .rllib import is_rllib_config
-
-        try:
-            rllib = (run_dir / "config.yaml").exists() and is_rllib_config(run_dir / "config.yaml")
-        except ValueError:  # a damaged config.yaml: read_run_config names it, with what to do
-            rllib = False
-        if rllib:
-            raise ValueError(
-                f"--resume {run_dir}: RLlib runs do not resume (its checkpoint/ loads with Algorithm.from_checkpoint)"
-            )
         env_id, config = read_run_config(run_dir, env_id, extra)  # refuses a damaged config.yaml
         check_device(config)
         point = resume_point(run_dir, config.imitation is not None, log)
     else:
         if config_path is None:
             raise ValueError("give a config file (configs/ppo.yaml) or --resume RUN_FOLDER")
-        env_id, config = load_config(config_path, env_id, extra)
+        env_id, config = load_config(config_path, env_id, extra)  # the model its algo asks for
+        if isinstance(config, RLlibConfig):
+            from .rllib import train_rllib
+
+            return train_rllib(env_id, config, config_path, runs_dir=runs_dir, name=name, argv=argv, log=log)
         if config.init_model is not None:  # a bad path is refused before the run folder is made
             from agents.players.shipped import resolve_model
 

@@ -20,11 +20,12 @@ import pytest
 import torch
 
 from agents.cli import main
+from agents.configs.run_file import CONFIG_END
 from agents.solving import sweep as solving
 from agents.solving.sweep import solve_deals
 from agents.solving.verdicts import Budget, read_verdicts
 from agents.storage.files import DamagedFileError
-from agents.training.runs import CONFIG_END, read_run_config, resume_hint, resume_point
+from agents.training.runs import read_run_config, resume_hint, resume_point
 from agents.training.train import train
 
 sys.path.insert(0, str(Path(__file__).parent / "storage"))
@@ -258,7 +259,8 @@ def test_a_config_rewrite_killed_at_a_random_moment_leaves_a_whole_config(run: P
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
-        from agents.training.runs import read_run_config, write_run_config
+        from agents.configs.run_file import write_run_config
+        from agents.training.runs import read_run_config
         run = Path({str(copy)!r})
         env_id, config = read_run_config(run)
         configs = [config.model_copy(update={{"n_timesteps": n}}) for n in (128, 256)]

@@ -1,4 +1,4 @@
-"""Which SB3 policy class and ``policy_kwargs`` a training config's :class:`~agents.training.config.PolicyKwargs` names,
+"""Which SB3 policy class and ``policy_kwargs`` a config's :class:`~agents.configs.train_config.PolicyKwargs` names,
 and the MaskablePPO model a config builds with them (:func:`build_model`).
 
 The ``move_scorer`` and ``lookup_scorer`` networks are policy classes of their own (:mod:`.move_scorer`,
@@ -12,9 +12,9 @@ from typing import Any
 
 from torch import nn
 
+from agents.configs.train_config import TrainConfig, parse_schedule
 from forty_thieves_env.envs.registration import id_variant
 
-from ..config import TrainConfig, parse_schedule
 from .card_embedding import CardEmbeddingExtractor
 
 #: The networks that score moves themselves (their own policy class; no net_arch).
@@ -23,7 +23,7 @@ SCORERS = ("move_scorer", "lookup_scorer")
 
 def policy_class_for(policy: str, policy_kwargs: object) -> Any:
     """The SB3 policy: the config's name, or the policy class of the ``move_scorer`` and ``lookup_scorer`` networks."""
-    from ..config import PolicyKwargs
+    from agents.configs.train_config import PolicyKwargs
 
     assert isinstance(policy_kwargs, PolicyKwargs)
     if policy_kwargs.features_extractor == "move_scorer":
@@ -38,8 +38,8 @@ def policy_class_for(policy: str, policy_kwargs: object) -> Any:
 
 
 def policy_kwargs_for(policy_kwargs: object, env_id: str | None = None) -> dict[str, object]:
-    """SB3 ``policy_kwargs`` from a :class:`agents.training.config.PolicyKwargs` (``env_id``: its build rule)."""
-    from ..config import PolicyKwargs
+    """SB3 ``policy_kwargs`` from a :class:`agents.configs.train_config.PolicyKwargs` (``env_id``: its build rule)."""
+    from agents.configs.train_config import PolicyKwargs
 
     assert isinstance(policy_kwargs, PolicyKwargs)
     arch = policy_kwargs.net_arch

@@ -20,10 +20,11 @@ from sb3_contrib import MaskablePPO
 
 import forty_thieves_env  # noqa: F401  (registers the ids)
 from agents.cli import main
+from agents.configs.config_file import dump_config
+from agents.configs.train_config import TrainConfig
 from agents.players.base import make_agent
 from agents.players.ppo import PPOAgent, load_model
 from agents.players.shipped import MODELS_ENV_VAR, ModelInfo, check_fit, resolve_model, shipped_models
-from agents.training.config import TrainConfig, dump_config
 from agents.training.shipping import ship_run
 from forty_thieves_env.engine.variants import get_variant
 from forty_thieves_env.envs.env import FortyThievesEnv
@@ -109,7 +110,7 @@ def test_ship_writes_the_zip_and_its_metadata(run: Path, models: Path, shipped: 
 
 def test_the_run_config_ships_beside_the_model(run: Path, shipped: Path) -> None:
     """``NAME.yaml`` is the run's resolved config, loadable as a training config (the run repeats)."""
-    from agents.training.config import load_config
+    from agents.configs.config_file import load_config
 
     config = shipped.with_suffix(".yaml")
     assert config.read_text(encoding="utf-8") == (run / "config.yaml").read_text(encoding="utf-8")

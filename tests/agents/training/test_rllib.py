@@ -13,8 +13,9 @@ import pytest
 pytest.importorskip("ray.rllib")
 
 from agents.cli import main
-from agents.training.config import ConfigError
-from agents.training.rllib import is_rllib_config, load_rllib_config
+from agents.configs.config_file import load_config
+from agents.configs.train_config import ConfigError, RLlibConfig, TrainConfig
+from agents.training.rllib import load_rllib_config
 from agents.training.rllib_env import ActionMaskObservation, make_env
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -49,7 +50,11 @@ def test_env_refuses_other_observations():
 
 
 def test_config_file():
-    assert is_rllib_config(CONFIG) and not is_rllib_config(ROOT / "configs" / "ppo.yaml")
+    # One read of a file gives the model its algo asks for (the trainer follows from it).
+    assert isinstance(load_config(CONFIG)[1], RLlibConfig)
+    assert isinstance(load_config(ROOT / "configs" / "ppo.yaml", "FortyThieves-Relaxed-v0")[1], TrainConfig)
+    with pytest.raises(ConfigError, match="counts iterations, not steps"):
+        load_config(CONFIG, None, ["n_timesteps=1000"])
     env_id, config = load_rllib_config(CONFIG, "FortyThieves-Relaxed-v0", ["iterations=3"])
     assert env_id == "FortyThieves-Relaxed-v0" and config.iterations == 3 and config.algo == "RLlibPPO"
     with pytest.raises(ConfigError, match="lerning_rate: unknown key"):

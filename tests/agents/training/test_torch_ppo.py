@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.training.config import load_config
+from agents.configs.config_file import load_config
 from agents.training.rollout import Rollout
 from agents.training.torch_ppo import (
     PPOSettings,

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from agents.cli import main
-from agents.training.config import ConfigError, load_config
+from agents.configs.config_file import load_config
+from agents.configs.train_config import ConfigError
 from agents.training.runs import find_last_checkpoint
 from agents.training.train import train
 

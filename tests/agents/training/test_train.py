@@ -13,7 +13,7 @@ import torch
 import yaml
 
 from agents.cli import main
-from agents.training.config import load_config
+from agents.configs.config_file import load_config
 from agents.training.envs import FixedDeals, eval_chunks
 from agents.training.runs import find_last_checkpoint
 from agents.training.train import train
@@ -346,7 +346,7 @@ def test_init_model_of_another_shape_is_refused(run: Path, tmp_path: Path) -> No
 
 def test_critic_stock_without_the_oracle_observation_is_refused(tmp_path: Path) -> None:
     """Refused before anything is written: the run folder is not made."""
-    from agents.training.config import ConfigError
+    from agents.configs.train_config import ConfigError
 
     with pytest.raises(ConfigError, match=r"critic_stock: 8 needs env_kwargs.observation: oracle"):
         train(

@@ -1,5 +1,5 @@
 """Model zips pickle their network classes by module path: the paths from before the networks moved
-into agents.training.networks still load (the shipped models' games are pinned in
+into agents.training.networks (and the configs into agents.configs) still load (the shipped models' games are pinned in
 tests/agents/players/test_shipped_games.py)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+from agents.configs import train_config
 from agents.training.networks import card_embedding, lookup_scorer, move_scorer
 
 
@@ -19,6 +20,7 @@ from agents.training.networks import card_embedding, lookup_scorer, move_scorer
         ("agents.training.lookup_scorer", "LookupScorerPolicy", lookup_scorer),
         ("agents.training.move_scorer", "MoveScorerPolicy", move_scorer),
         ("agents.training.networks", "CardEmbeddingExtractor", card_embedding),
+        ("agents.training.config", "LinearSchedule", train_config),  # a run's learning-rate schedule
     ],
 )
 def test_a_class_pickled_under_its_old_path_loads_as_the_moved_class(old: str, name: str, module: object) -> None:

@@ -23,22 +23,13 @@ file and applies command-line overrides (``--set key=value``, dotted keys for ne
 
 from __future__ import annotations
 
-import copy
-import difflib
 import re
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agents.storage.yamlfile import YAMLFileError, load_yaml
-
-from .config_messages import MODELS, format_errors
-
-DEFAULT_SECTION = "default"
-DEFAULT_ENV_ID = "FortyThieves-v0"
+from .messages import MODELS, format_errors
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _SCHEDULE = re.compile(rf"^(?:lin_({_NUMBER})(?:_({_NUMBER}))?|({_NUMBER}))$")
@@ -199,7 +190,7 @@ class RunConfig(_Strict):
     """What every trainer's settings share: the family's base model.
 
     :class:`TrainConfig` (MaskablePPO and TorchPPO) and
-    :class:`~agents.training.rllib.RLlibConfig` (RLlib PPO) derive from it, so that the keys
+    :class:`RLlibConfig` (RLlib PPO, trained by :mod:`agents.training.rllib`) derive from it, so that the keys
     that mean the same are declared, checked and loaded (:func:`load_config`) once.
     """
 
@@ -270,6 +261,52 @@ class TrainConfig(RunConfig):
         return cross_checks(self)
 
 
+#: The ``algo`` of an RLlib PPO config (:mod:`agents.training.rllib` trains it).
+RLLIB_ALGO = "RLlibPPO"
+
+
+class RLlibConfig(RunConfig):
+    """One RLlib PPO run's settings (keys named as in :class:`TrainConfig` where they
+    mean the same; those are declared once, in :class:`RunConfig`)."""
+
+    TRAINER_SETS = ("observation", "render_mode", "variant")
+    TRAINER_SETS_WHY = "the flat observation; the env id fixes the variant"
+
+    algo: Literal["RLlibPPO"] = RLLIB_ALGO
+    iterations: int = Field(100, ge=1)  # training iterations (each samples train_batch_size env steps)
+    train_batch_size: int = Field(4000, ge=2)  # env steps per iteration (per learner)
+    batch_size: int = Field(128, ge=2)  # minibatch size of each gradient step
+    learning_rate: float = Field(3e-4, gt=0)
+    gamma: float = Field(0.995, gt=0, le=1)
+    clip_range: float = Field(0.2, gt=0)
+    fcnet_hiddens: list[int] = Field(default_factory=lambda: [256, 256])  # the MLP's hidden layers
+    fcnet_activation: Literal["tanh", "relu"] = "tanh"
+    num_env_runners: int = Field(1, ge=0)  # env runner actors (0: sample in the driver)
+    num_envs_per_env_runner: int = Field(4, ge=1)
+    checkpoint_freq: int = Field(0, ge=0)  # save a checkpoint every this many iterations (0: only at the end)
+    ray_address: str | None = None  # null: a local Ray instance; auto, ray://HOST:PORT or HOST:PORT: a cluster
+    num_cpus: int | None = Field(None, ge=1)  # the local instance's CPUs (null: every core)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_steps(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "n_timesteps" in data:  # --total-timesteps, say
+            raise ValueError("an RLlib config counts iterations, not steps: --set iterations=N")
+        return data
+
+    @field_validator("fcnet_hiddens")
+    @classmethod
+    def _layers(cls, v: list[int]) -> list[int]:
+        if not v or any(n < 1 for n in v):
+            raise ValueError("give at least one layer, each of size 1 or more")
+        return v
+
+    def problems(self) -> list[tuple[str, str]]:
+        if self.batch_size > self.train_batch_size:
+            return [("batch_size", f"{self.batch_size} is larger than train_batch_size")]
+        return []
+
+
 def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
     """Rules between keys, as ``(key, message)`` pairs (empty when the config is consistent)."""
     out = []
@@ -303,17 +340,6 @@ MODELS["NetArch"] = NetArch  # a union member whose keys messages may list
 # ----------------------------------------------------------------------------- loading
 
 
-def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """``base`` updated by ``over``; nested mappings are merged key by key."""
-    out = copy.deepcopy(dict(base))
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 Config = TypeVar("Config", bound=RunConfig)
 
 
@@ -330,126 +356,3 @@ def validate_section(data: Mapping[str, Any], where: str = "config", model: type
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(f"{k}: {m}" for k, m in problems))
     return config
-
-
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """The raw sections of a config file (YAML anchors resolved)."""
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"{path}: no such config file")
-    try:
-        raw = load_yaml(path)
-    except YAMLFileError as err:
-        raise ConfigError(str(err)) from None
-    if not isinstance(raw, dict) or not raw:
-        raise ConfigError(f"{path}: a config file is a mapping of env ids (and 'default') to sections")
-    return raw
-
-
-def env_sections(raw: Mapping[str, Any]) -> list[str]:
-    """The env ids a config file has a section for."""
-    return [k for k in raw if k != DEFAULT_SECTION and not str(k).startswith(".")]
-
-
-def resolve_section(raw: Mapping[str, Any], env_id: str, path: str = "config") -> dict[str, Any]:
-    """``default`` deep-merged under the env's own section (checked key by key)."""
-    from forty_thieves_env.envs.registration import ALL_IDS, is_env_id
-
-    for key in env_sections(raw):
-        if not is_env_id(key):
-            close = difflib.get_close_matches(str(key), list(ALL_IDS), n=1)
-            hint = f"; did you mean {close[0]}?" if close else f"; env ids are {', '.join(ALL_IDS)}"
-            raise ConfigError(f"{path}: section {key!r} is not an env id{hint}")
-    if not is_env_id(env_id):
-        raise ConfigError(f"unknown env id {env_id!r}; env ids are {', '.join(ALL_IDS)}")
-    if env_id not in raw:
-        raise ConfigError(f"{path}: no section for {env_id}; sections are {', '.join(env_sections(raw)) or 'none'}")
-    default = raw.get(DEFAULT_SECTION) or {}
-    section = raw[env_id] or {}
-    for name, value in ((DEFAULT_SECTION, default), (env_id, section)):
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{path} [{name}]: a section must be a mapping, got {type(value).__name__}")
-    return deep_merge(default, section)
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """``--set`` text ``a.b=value`` -> ``(["a", "b"], value)``, the value read as YAML."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise ConfigError(f"--set needs key=value, got {text!r}")
-    try:
-        parsed = yaml.safe_load(value) if value.strip() else None
-    except yaml.YAMLError:
-        parsed = value
-    return [k.strip() for k in key.split(".")], parsed
-
-
-def apply_overrides(section: dict[str, Any], overrides: Sequence[str] | Mapping[str, Any]) -> dict[str, Any]:
-    """``section`` with ``--set`` style overrides applied (dotted keys reach nested sections)."""
-    out = copy.deepcopy(section)
-    items = overrides.items() if isinstance(overrides, Mapping) else (parse_override(t) for t in overrides)
-    for key, value in items:
-        parts = key.split(".") if isinstance(key, str) else list(key)
-        node = out
-        for part in parts[:-1]:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = node[part] = {}
-            node = child
-        node[parts[-1]] = value
-    return out
-
-
-def choose_env(raw: Mapping[str, Any], env_id: str | None) -> str:
-    """The env id to train: the one asked for, else the file's only section, else classic."""
-    if env_id:
-        return env_id
-    envs = env_sections(raw)
-    if len(envs) == 1:
-        return envs[0]
-    return DEFAULT_ENV_ID
-
-
-def load_config(
-    path: str | Path,
-    env_id: str | None = None,
-    overrides: Sequence[str] | Mapping[str, Any] = (),
-    model: type[Config] = TrainConfig,  # type: ignore[assignment]
-) -> tuple[str, Config]:
-    """Read ``path``, pick the env's section, merge ``default``, apply overrides, check every key.
-
-    Every env section of the file is checked against ``model`` (so a typo elsewhere in the file
-    is found now, not on the day that section is trained). Returns ``(env_id, config)``.
-    """
-    raw = read_config_file(path)
-    env_id = choose_env(raw, env_id)
-    for other in env_sections(raw):
-        validate_section(resolve_section(raw, other, str(path)), f"{path} [{other}]", model)
-    section = apply_overrides(resolve_section(raw, env_id, str(path)), overrides)
-    config = validate_section(section, f"{path} [{env_id}]", model)
-    if isinstance(config, TrainConfig):  # RLlib builds its env in its runners, flat
-        check_env_kwargs(env_id, config, f"{path} [{env_id}]")
-    return env_id, config
-
-
-def check_env_kwargs(env_id: str, config: TrainConfig, where: str = "config") -> None:
-    """Build the env once with ``env_kwargs``: a bad option fails here, naming ``env_kwargs``."""
-    import gymnasium as gym
-
-    import forty_thieves_env  # noqa: F401  (registers the ids)
-
-    try:
-        gym.make(env_id, **config.env_kwargs).close()
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"{where}: env_kwargs: {err}") from None
-    critic_stock = getattr(config.policy_kwargs.features_extractor_kwargs, "critic_stock", 0)
-    if critic_stock and config.env_kwargs.get("observation", "dict") != "oracle":
-        raise ConfigError(
-            f"{where}: policy_kwargs.features_extractor_kwargs.critic_stock: {critic_stock} needs "
-            "env_kwargs.observation: oracle (the critic reads the stock from it)"
-        )
-
-
-def dump_config(env_id: str, config: TrainConfig) -> str:
-    """The resolved config as YAML, one section keyed by the env id (``load_config`` reads it back)."""
-    return yaml.safe_dump({env_id: config.model_dump(mode="json")}, sort_keys=False)

@@ -8,14 +8,8 @@ import pytest
 import yaml
 
 from agents.cli import main
-from agents.training.config import (
-    ConfigError,
-    LinearSchedule,
-    TrainConfig,
-    dump_config,
-    load_config,
-    parse_schedule,
-)
+from agents.configs.config_file import dump_config, load_config
+from agents.configs.train_config import ConfigError, LinearSchedule, TrainConfig, parse_schedule
 
 ROOT = Path(__file__).resolve().parents[3]
 PPO_YAML = ROOT / "configs" / "ppo.yaml"

@@ -3,7 +3,7 @@
 A pydantic error names a location such as ``("policy_kwargs", "net_arch", "list[int]", 0)``;
 :func:`format_errors` turns it into ``policy_kwargs.net_arch: expected a list of integers or a
 mapping (got 'x')``, and an unknown key into ``lerning_rate: unknown key; did you mean
-learning_rate?``. The models themselves live in :mod:`agents.training.config`.
+learning_rate?``. The models themselves live in :mod:`agents.configs.train_config`.
 """
 
 from __future__ import annotations
