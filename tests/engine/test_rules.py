@@ -284,13 +284,9 @@ def test_an_empty_column_takes_any_card_from_a_column_or_the_waste(name: str) ->
 
 # =============================================================== what is playable at all
 
-
-def test_only_the_exposed_card_of_a_column_is_playable() -> None:
-    """5H under 9C would fit on 6H and on the 4H pile, but only 9C is playable."""
-    game = position(
-        """
-        variant: classic
-        1: 5H 9C
+#: Columns 2-9 of this section's positions: a 6H (column 2) that a 5H would build on, a TC for
+#: a 9C, and the rest of the cards in play parked where nothing here moves them.
+PLAYABLE_COLUMNS = """
         2: KH QH JH TH 9H 8H 7H 6H
         3: TC
         4: JC QC KC
@@ -299,6 +295,16 @@ def test_only_the_exposed_card_of_a_column_is_playable() -> None:
         7: TS JS
         8: TS JS
         9: JD QD KD
+"""
+
+
+def test_only_the_exposed_card_of_a_column_is_playable() -> None:
+    """5H under 9C would fit on 6H and on the 4H pile, but only 9C is playable."""
+    game = position(
+        f"""
+        variant: classic
+        1: 5H 9C
+        {PLAYABLE_COLUMNS}
         10: JD QD KD
         """
     )
@@ -321,14 +327,7 @@ def test_a_buried_card_cannot_travel_under_a_card_that_is_not_built_on_it(name: 
         f"""
         variant: {name}
         1: 5H 9C
-        2: KH QH JH TH 9H 8H 7H 6H
-        3: TC
-        4: JC QC KC
-        5: 9S QS KS
-        6: 9S QS KS
-        7: TS JS
-        8: TS JS
-        9: JD QD KD
+        {PLAYABLE_COLUMNS}
         10:
         """
     )
@@ -340,18 +339,11 @@ def test_a_buried_card_cannot_travel_under_a_card_that_is_not_built_on_it(name: 
 def test_only_the_top_waste_card_is_playable() -> None:
     """5H under 9C in the waste fits 6H and the foundation, but only 9C can move."""
     game = position(
-        """
+        f"""
         variant: classic
         waste: 5H 9C
         1: KD QD JD 8D
-        2: KH QH JH TH 9H 8H 7H 6H
-        3: TC
-        4: JC QC KC
-        5: 9S QS KS
-        6: 9S QS KS
-        7: TS JS
-        8: TS JS
-        9: JD QD KD
+        {PLAYABLE_COLUMNS}
         10: TD 9D
         """
     )
