@@ -32,10 +32,11 @@ from ..engine.variants import Variant
 from ..text.errors import ResetNeededError
 from .batch import BatchGames
 from .batch_kernels import F_TERMINATED, F_TRUNCATED
+from .extras import install_line
 from .options import EnvOptions
 
 #: What the missing-extra error says to run.
-INSTALL_HINT = 'pip install "forty-thieves-env[cuda]"'
+INSTALL_HINT = install_line("cuda")
 
 
 def require_cuda(device: int = 0) -> Any:
