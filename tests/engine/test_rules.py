@@ -163,11 +163,9 @@ def test_rank_and_file_shows_only_the_last_card_of_each_column() -> None:
 
 # ======================================================================= building on columns
 
-BUILD_POSITION = """
-variant: {variant}
-1: KS QS JS 8S
-2: 9S
-3: KH QH JH TH 9H
+#: Columns 4-10 of the building and the stock positions: a TS, then the clubs and diamonds left
+#: in play, parked where nothing in those tests moves them.
+COLUMNS_4_TO_10 = """
 4: TS
 5: 9C QC KC
 6: 9C QC KC
@@ -176,6 +174,15 @@ variant: {variant}
 9: JD QD KD
 10: JD QD KD
 """
+
+BUILD_POSITION = (
+    """
+variant: {variant}
+1: KS QS JS 8S
+2: 9S
+3: KH QH JH TH 9H"""
+    + COLUMNS_4_TO_10
+)
 
 
 def test_classic_builds_down_by_one_in_suit_only() -> None:
@@ -503,22 +510,17 @@ def test_a_card_on_a_foundation_never_leaves_it() -> None:
 
 # ================================================================================= the stock
 
-STOCK_POSITION = """
+STOCK_POSITION = (
+    """
 variant: {variant}
 redeals: {redeals}
 stock: {stock}
 waste: {waste}
 1: KS QS JS 8S
 2: 9S
-3: KH QH JH TH 9H 8H 7H
-4: TS
-5: 9C QC KC
-6: 9C QC KC
-7: TC JC
-8: TC JC
-9: JD QD KD
-10: JD QD KD
-"""
+3: KH QH JH TH 9H 8H 7H"""
+    + COLUMNS_4_TO_10
+)
 
 
 def test_the_stock_turns_one_card_onto_the_waste_whenever_the_player_chooses() -> None:
