@@ -232,7 +232,7 @@ class CudaGames:
             given = np.zeros(0, dtype=np.int64) if numbers is None else numbers
             with self._dev.context():
                 args = (self.cfg, self.params, self._dev.to_device(which), self._dev.to_device(given))
-                self._dev.launch("reset_kernel", self.num_games, *args, *self.bufs)
+                self._dev.launch("reset_kernel", self.num_games, *args, self.bufs)
             return
         host.check_reset(seed, deal, which, position)  # before the download: a refused reset costs nothing
         if self.started:
@@ -249,7 +249,7 @@ class CudaGames:
             raise ResetNeededError("step() before the first reset(): call reset() first")
         a = self._device_vector(actions, np.int64, "actions")
         with self._dev.context():
-            self._dev.launch("step_kernel", self.num_games, self.cfg, self.spec, self.params, a, *self.bufs)
+            self._dev.launch("step_kernel", self.num_games, self.cfg, self.spec, self.params, a, self.bufs)
 
     def sample_legal(self, out: Any, seed_or_uniforms: int | Any) -> Any:
         """Write a uniformly random legal action of every game into the device array ``out``
