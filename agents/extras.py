@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 
+from forty_thieves_env.envs.extras import install_line  # the one spelling, which the envs' errors print too
+
 #: Extra -> the top-level modules it installs that the commands import (one per requirement of the
 #: extra in pyproject.toml, its extras included; tests/test_extras.py checks the two agree).
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
@@ -26,11 +28,6 @@ MODULE_EXTRA: dict[str, str] = {m: e for e in ("ray", "play", "train", "eval") f
 
 class MissingExtraError(ImportError):
     """An extra's module is not installed; the message says what to install."""
-
-
-def install_line(extra: str) -> str:
-    """The pip command that installs ``extra``."""
-    return f'pip install "forty-thieves-env[{extra}]"'
 
 
 def missing_modules(extra: str) -> list[str]:

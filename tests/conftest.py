@@ -16,6 +16,8 @@ so a column left out by accident would change what is legal.
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -236,6 +238,12 @@ def winning_line(variant: str, number: int) -> Iterator[tuple[GameState, str]]:
     for move in _winning_moves(variant, number):
         yield game, move
         game.play(move)
+
+
+def run_fresh(*lines: str) -> None:
+    """Run ``lines`` as one program in a new Python process, whose imports start from nothing
+    (what a module pulls in is seen there, not hidden by this process's); fails if it fails."""
+    subprocess.run([sys.executable, "-c", "\n".join(lines)], check=True)
 
 
 # ------------------------------------------------------------------------------ GPU tests

@@ -47,15 +47,23 @@ class TwinArray(np.ndarray):
     """A "device" array of the twin: a numpy array that the twin tells from host arrays."""
 
 
+def _plain(arg: Any) -> Any:
+    """A launch argument as the kernels take it: twin arrays as plain numpy arrays, also inside
+    the batch arrays' tuple."""
+    if isinstance(arg, tuple):
+        return tuple(_plain(a) for a in arg)
+    return np.asarray(arg) if isinstance(arg, np.ndarray) else arg
+
+
 @njit(cache=True)
-def _step_kernel(cfg, spec, params, actions, *bufs):
+def _step_kernel(cfg, spec, params, actions, bufs):
     work = np.empty(MT_WORK, dtype=np.int64)
     for i in range(actions.shape[0]):  # the CUDA kernel: thread i
         step_game(i, cfg, spec, params, actions[i], bufs, work)
 
 
 @njit(cache=True)
-def _reset_kernel(cfg, params, which, numbers, *bufs):
+def _reset_kernel(cfg, params, which, numbers, bufs):
     work = np.empty(MT_WORK, dtype=np.int64)
     for i in range(which.shape[0]):
         reset_chosen(i, cfg, params, which, numbers, bufs, work)
@@ -108,7 +116,7 @@ class CpuTwin:
 
     def launch(self, name: str, n: int, *args: Any) -> None:
         self.launches.append(name)
-        plain = [np.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+        plain = [_plain(a) for a in args]
         _KERNELS[name](*plain)
 
     def synchronize(self) -> None:

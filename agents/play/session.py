@@ -28,7 +28,7 @@ without a terminal. The rule pages (``shared/rules``) fix the behaviour:
 * **Pause** stops the clock and refuses moves until resume.
 * **Save and resume**: :meth:`PlaySession.save` writes the deal, the options, the clock, the
   counters and the undo history as moves; :meth:`PlaySession.load` replays them, so undo works
-  after a resume. Time away does not count.
+  after a resume. Time away does not count. The file's format is :mod:`.saves`.
 """
 
 from __future__ import annotations
@@ -47,23 +47,20 @@ from forty_thieves_env.engine.rules import auto_play
 from forty_thieves_env.engine.variants import Variant
 from forty_thieves_env.envs.levels import Level
 from forty_thieves_env.envs.observation import ObservationEncoder
-from forty_thieves_env.text.errors import IllegalMoveError
 from forty_thieves_env.text.explain import why_illegal
 from forty_thieves_env.text.game import GameState, deal, parse_position
 from forty_thieves_env.text.notation import format_move, parse_move
-from forty_thieves_env.text.position import format_position
 
 from .progress import best_place, finish_line, no_progress
 from .results import results_card, results_text
+from .saves import SAVE_VERSION, resume, save_document
 from .score import clock_text, score_of
 from .setup import Setup
 from .stats import StatsFile
-from .storage import read_json, write_json
+from .storage import write_json
 
 __all__ = ["SAVE_VERSION", "Entry", "PlayError", "PlaySession"]
 
-#: The save format's version (a save of another version is refused, not misread).
-SAVE_VERSION = 1
 #: Random deals are drawn from 1..DEAL_MAX (PySolFC numbers; any number up to 10**20 can be asked for).
 DEAL_MAX = 2**31 - 1
 
@@ -424,25 +421,10 @@ class PlaySession:
         """The results card as text (:func:`~.results.results_text`)."""
         return results_text(self)
 
-    # ----- save and resume ------------------------------------------------------------------
+    # ----- save and resume (the file: :mod:`.saves`) ------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """The saved game (see :meth:`save`)."""
-        return {
-            "version": SAVE_VERSION,
-            "label": self.label,  # for a person reading the file; the setup below is what counts
-            **self.setup.to_json(),
-            "auto_play": self.auto_play,
-            "hint_agent": self.hint_agent,
-            "deal": self.deal,
-            "seconds": self.elapsed,
-            "moves": self.moves,
-            "undos": self.undos,
-            "hints": self.hints,
-            "started": self.started,
-            "history": [{"moves": e.moves, "auto": e.auto} for e in self.history],
-            "start": format_position(self._position) if self._position is not None else None,
-            "position": format_position(self.game),
-        }
+        return save_document(self, self._position)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the game in progress to ``path`` (JSON; through a temporary file).
@@ -463,41 +445,11 @@ class PlaySession:
         clock: Callable[[], float] = time.monotonic,
         seed: int | None = None,
     ) -> PlaySession:
-        """Resume a saved game, its undo history replayed; the clock goes on from the saved time.
+        """Resume a saved game, its undo history replayed; the clock goes on from the saved time
+        (:func:`~.saves.resume`).
 
         Raises:
             ValueError: not a save file, another version, or moves that do not replay to the
                 saved position (the file is left as it is).
         """
-        where = Path(path)
-        try:
-            doc = read_json(where, SAVE_VERSION)
-            setup = Setup.from_json(doc)
-            session = cls(
-                None,
-                setup.variant,
-                deal=int(doc["deal"]) if doc.get("start") is None else None,
-                position=doc.get("start"),
-                winnable_only=setup.winnable_only,
-                auto_play=bool(doc["auto_play"]),
-                stats=stats,
-                hint_agent=doc.get("hint_agent", "heuristic"),
-                clock=clock,
-                seed=seed,
-            )
-            for item in doc["history"]:
-                session._apply([str(m) for m in item["moves"]], bool(item["auto"]))
-            if format_position(session.game) != doc["position"]:
-                raise ValueError("the saved moves do not lead to the saved position")
-            # Inside the try: a save missing one of these is reported like any other damage.
-            session.moves = int(doc["moves"])
-            session.undos = int(doc["undos"])
-            session.hints = int(doc["hints"])
-            session.started = bool(doc["started"])
-            session._elapsed = float(doc["seconds"])
-        except KeyError as err:
-            raise ValueError(f"{where} is not a saved game that can be resumed: no {err} field") from None
-        except (ValueError, TypeError, AttributeError, IllegalMoveError) as err:
-            raise ValueError(f"{where} is not a saved game that can be resumed: {err}") from None
-        session._since = clock()
-        return session
+        return resume(cls, path, stats=stats, clock=clock, seed=seed)

@@ -53,6 +53,21 @@ NO_ROOM = 13  # (column * D + position, card)
 BAD_COUNT = 14  # (card code, copies)
 
 
+@njit(cache=True, inline="always")
+def pile_slot_problem(s, off, p, length, bad_card, counts):
+    """The problem of slot ``p`` of the stock or the waste (the pile whose slots start at ``off``
+    and that holds ``length`` cards), ``bad_card`` naming a slot in use that holds no card code;
+    ``(OK, 0, 0)`` when there is none, after counting the slot's card in ``counts``."""
+    v = np.int64(s[off + p])
+    if p < length:
+        if v < 0 or v >= N_CODES:
+            return bad_card, p, v
+        counts[v] += 1
+    elif v != EMPTY:
+        return NOT_EMPTY, off + p, v
+    return OK, 0, 0
+
+
 @njit(cache=True)
 def state_problem(s, cfg):
     """The first problem of the state array ``s`` as ``(code, a, b)`` (see the codes above), or
@@ -106,21 +121,12 @@ def state_problem(s, cfg):
                 return NOT_EMPTY, base + p, v
     off_st = cfg[Cfg.OFF_STOCK]
     off_w = cfg[Cfg.OFF_WASTE]
-    for p in range(t):
-        v = np.int64(s[off_st + p])
-        if p < sl:
-            if v < 0 or v >= N_CODES:
-                return BAD_STOCK_CARD, p, v
-            counts[v] += 1
-        elif v != EMPTY:
-            return NOT_EMPTY, off_st + p, v
-        v = np.int64(s[off_w + p])
-        if p < wl:
-            if v < 0 or v >= N_CODES:
-                return BAD_WASTE_CARD, p, v
-            counts[v] += 1
-        elif v != EMPTY:
-            return NOT_EMPTY, off_w + p, v
+    for p in range(t):  # slot p of the stock, then of the waste: the first problem is the same as ever
+        code, a, b = pile_slot_problem(s, off_st, p, sl, BAD_STOCK_CARD, counts)
+        if code == OK:
+            code, a, b = pile_slot_problem(s, off_w, p, wl, BAD_WASTE_CARD, counts)
+        if code != OK:
+            return code, a, b
     for code in range(N_CODES):
         if counts[code] != 2:
             return BAD_COUNT, code, counts[code]

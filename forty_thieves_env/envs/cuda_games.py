@@ -32,10 +32,11 @@ from ..engine.variants import Variant
 from ..text.errors import ResetNeededError
 from .batch import BatchGames
 from .batch_kernels import F_TERMINATED, F_TRUNCATED
+from .extras import install_line
 from .options import EnvOptions
 
 #: What the missing-extra error says to run.
-INSTALL_HINT = 'pip install "forty-thieves-env[cuda]"'
+INSTALL_HINT = install_line("cuda")
 
 
 def require_cuda(device: int = 0) -> Any:
@@ -231,7 +232,7 @@ class CudaGames:
             given = np.zeros(0, dtype=np.int64) if numbers is None else numbers
             with self._dev.context():
                 args = (self.cfg, self.params, self._dev.to_device(which), self._dev.to_device(given))
-                self._dev.launch("reset_kernel", self.num_games, *args, *self.bufs)
+                self._dev.launch("reset_kernel", self.num_games, *args, self.bufs)
             return
         host.check_reset(seed, deal, which, position)  # before the download: a refused reset costs nothing
         if self.started:
@@ -248,7 +249,7 @@ class CudaGames:
             raise ResetNeededError("step() before the first reset(): call reset() first")
         a = self._device_vector(actions, np.int64, "actions")
         with self._dev.context():
-            self._dev.launch("step_kernel", self.num_games, self.cfg, self.spec, self.params, a, *self.bufs)
+            self._dev.launch("step_kernel", self.num_games, self.cfg, self.spec, self.params, a, self.bufs)
 
     def sample_legal(self, out: Any, seed_or_uniforms: int | Any) -> Any:
         """Write a uniformly random legal action of every game into the device array ``out``

@@ -109,100 +109,26 @@ if enum_index_refused():
 
 
 # ------------------------------------------------------------------------------ kernels
-# Arrays are passed one by one (a kernel takes no tuple of arrays) and gathered into the
-# ``bufs`` tuple of :data:`~.batch_kernels.BUFS` inside.
+# The batch arrays come as one tuple argument, ``bufs``, in the order of
+# :data:`~.batch_kernels.BUFS`: numba-cuda passes a tuple's arrays to the kernel one by one.
 
 
 @cuda.jit(cache=True)
-def step_kernel(
-    cfg,
-    spec,
-    params,
-    actions,
-    states,
-    masks,
-    obs,
-    obs_lay,
-    games,
-    ep_return,
-    rewards,
-    flags,
-    final_obs,
-    final_masks,
-    final_games,
-    final_return,
-    decks,
-    gens,
-    pool,
-):
+def step_kernel(cfg, spec, params, actions, bufs):
     """Step game ``i = thread index`` with ``actions[i]`` (:func:`step_game`); ``(N,)`` threads."""
     i = cuda.grid(1)
     if i < actions.shape[0]:
         work = cuda.local.array(MT_WORK, nb_int64)  # the deal shuffle's scratch (resets only)
-        bufs = (
-            states,
-            masks,
-            obs,
-            obs_lay,
-            games,
-            ep_return,
-            rewards,
-            flags,
-            final_obs,
-            final_masks,
-            final_games,
-            final_return,
-            decks,
-            gens,
-            pool,
-        )
         step_game(i, cfg, spec, params, actions[i], bufs, work)
 
 
 @cuda.jit(cache=True)
-def reset_kernel(
-    cfg,
-    params,
-    which,
-    numbers,
-    states,
-    masks,
-    obs,
-    obs_lay,
-    games,
-    ep_return,
-    rewards,
-    flags,
-    final_obs,
-    final_masks,
-    final_games,
-    final_return,
-    decks,
-    gens,
-    pool,
-):
+def reset_kernel(cfg, params, which, numbers, bufs):
     """Reset every game ``i`` with ``which[i]`` (:func:`reset_chosen`: given deals, or the
     pre-drawn ones when ``numbers`` is empty); ``(N,)`` threads."""
     i = cuda.grid(1)
     if i < which.shape[0]:
         work = cuda.local.array(MT_WORK, nb_int64)
-        bufs = (
-            states,
-            masks,
-            obs,
-            obs_lay,
-            games,
-            ep_return,
-            rewards,
-            flags,
-            final_obs,
-            final_masks,
-            final_games,
-            final_return,
-            decks,
-            gens,
-            pool,
-        )
         reset_chosen(i, cfg, params, which, numbers, bufs, work)
 
 

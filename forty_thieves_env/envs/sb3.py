@@ -44,14 +44,13 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
+from .extras import missing_extra
+
 try:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 except ImportError as exc:  # the core install has no SB3
-    raise ImportError(
-        "forty_thieves_env.envs.sb3 needs stable-baselines3: "
-        'install the extra with `pip install "forty-thieves-env[train]"`'
-    ) from exc
+    raise missing_extra("forty_thieves_env.envs.sb3", "stable-baselines3", "train") from exc
 
 from ..engine.checks import check_actions
 from ..engine.variants import Variant

@@ -58,13 +58,12 @@ from typing import Any
 
 import numpy as np
 
+from .extras import install_line, missing_extra
+
 try:
     import torch
 except ImportError as exc:  # the core install has no torch
-    raise ImportError(
-        "forty_thieves_env.envs.torch_games needs torch: "
-        'install the extra with `pip install "forty-thieves-env[train]"`'
-    ) from exc
+    raise missing_extra("forty_thieves_env.envs.torch_games", "torch", "train") from exc
 
 from ..engine.variants import Variant
 from .batch import BatchGames
@@ -97,7 +96,7 @@ def torch_device(device: str | torch.device) -> torch.device:
         try:
             import numba.cuda  # noqa: F401
         except ImportError:
-            raise ValueError(f'device={device!r} needs numba-cuda: pip install "forty-thieves-env[cuda]"') from None
+            raise ValueError(f"device={device!r} needs numba-cuda: {install_line('cuda')}") from None
     return dev
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
 from agents.cli import main
 from agents.configs.run_file import CONFIG_END
@@ -30,25 +29,12 @@ from agents.training.train import train
 
 sys.path.insert(0, str(Path(__file__).parent / "storage"))
 from test_files import kill_while_running
+from tiny_training import IMITATION, PPO_YAML, ROLLOUT, TORCH, network, schedule, train_quietly
 
 ROOT = Path(__file__).resolve().parents[2]
-PPO_YAML = ROOT / "configs" / "ppo.yaml"
 
-TINY = [
-    "n_envs=2",
-    "n_steps=32",
-    "batch_size=32",
-    "n_epochs=1",
-    "policy_kwargs.features_extractor_kwargs={hidden: 8, rank: 2, value_dim: 8}",
-    "imitation=null",
-    "eval_freq=64",
-    "n_eval_episodes=2",
-    "save_freq=64",
-    "final_eval_episodes=0",
-    "torch_threads=1",
-]
-IMITATION = ["imitation.games=2", "imitation.epochs=1", "imitation.dagger_rounds=0", "imitation.workers=1"]
-TORCH = ["algo=TorchPPO", "n_envs=4", "n_steps=16"]
+# No warm start; evaluations and checkpoints every 64 steps, no final evaluation.
+TINY = [*ROLLOUT, network(), "imitation=null", *schedule(64, 2, 0)]
 
 
 def quiet(_: str) -> None:
@@ -69,17 +55,7 @@ def files_of(folder: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A MaskablePPO run of 128 steps: checkpoints at 64 and 128."""
-    torch.set_num_threads(1)
-    return train(
-        PPO_YAML,
-        overrides=TINY,
-        total_timesteps=128,
-        seed=5,
-        runs_dir=tmp_path_factory.mktemp("runs"),
-        name="run",
-        progress=False,
-        log=quiet,
-    )
+    return train_quietly(TINY, tmp_path_factory.mktemp("runs"), "run", 128, seed=5)
 
 
 def copy_of(run: Path, tmp_path: Path) -> Path:

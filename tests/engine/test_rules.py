@@ -163,11 +163,9 @@ def test_rank_and_file_shows_only_the_last_card_of_each_column() -> None:
 
 # ======================================================================= building on columns
 
-BUILD_POSITION = """
-variant: {variant}
-1: KS QS JS 8S
-2: 9S
-3: KH QH JH TH 9H
+#: Columns 4-10 of the building and the stock positions: a TS, then the clubs and diamonds left
+#: in play, parked where nothing in those tests moves them.
+COLUMNS_4_TO_10 = """
 4: TS
 5: 9C QC KC
 6: 9C QC KC
@@ -176,6 +174,15 @@ variant: {variant}
 9: JD QD KD
 10: JD QD KD
 """
+
+BUILD_POSITION = (
+    """
+variant: {variant}
+1: KS QS JS 8S
+2: 9S
+3: KH QH JH TH 9H"""
+    + COLUMNS_4_TO_10
+)
 
 
 def test_classic_builds_down_by_one_in_suit_only() -> None:
@@ -284,13 +291,9 @@ def test_an_empty_column_takes_any_card_from_a_column_or_the_waste(name: str) ->
 
 # =============================================================== what is playable at all
 
-
-def test_only_the_exposed_card_of_a_column_is_playable() -> None:
-    """5H under 9C would fit on 6H and on the 4H pile, but only 9C is playable."""
-    game = position(
-        """
-        variant: classic
-        1: 5H 9C
+#: Columns 2-9 of this section's positions: a 6H (column 2) that a 5H would build on, a TC for
+#: a 9C, and the rest of the cards in play parked where nothing here moves them.
+PLAYABLE_COLUMNS = """
         2: KH QH JH TH 9H 8H 7H 6H
         3: TC
         4: JC QC KC
@@ -299,6 +302,16 @@ def test_only_the_exposed_card_of_a_column_is_playable() -> None:
         7: TS JS
         8: TS JS
         9: JD QD KD
+"""
+
+
+def test_only_the_exposed_card_of_a_column_is_playable() -> None:
+    """5H under 9C would fit on 6H and on the 4H pile, but only 9C is playable."""
+    game = position(
+        f"""
+        variant: classic
+        1: 5H 9C
+        {PLAYABLE_COLUMNS}
         10: JD QD KD
         """
     )
@@ -321,14 +334,7 @@ def test_a_buried_card_cannot_travel_under_a_card_that_is_not_built_on_it(name: 
         f"""
         variant: {name}
         1: 5H 9C
-        2: KH QH JH TH 9H 8H 7H 6H
-        3: TC
-        4: JC QC KC
-        5: 9S QS KS
-        6: 9S QS KS
-        7: TS JS
-        8: TS JS
-        9: JD QD KD
+        {PLAYABLE_COLUMNS}
         10:
         """
     )
@@ -340,18 +346,11 @@ def test_a_buried_card_cannot_travel_under_a_card_that_is_not_built_on_it(name: 
 def test_only_the_top_waste_card_is_playable() -> None:
     """5H under 9C in the waste fits 6H and the foundation, but only 9C can move."""
     game = position(
-        """
+        f"""
         variant: classic
         waste: 5H 9C
         1: KD QD JD 8D
-        2: KH QH JH TH 9H 8H 7H 6H
-        3: TC
-        4: JC QC KC
-        5: 9S QS KS
-        6: 9S QS KS
-        7: TS JS
-        8: TS JS
-        9: JD QD KD
+        {PLAYABLE_COLUMNS}
         10: TD 9D
         """
     )
@@ -511,22 +510,17 @@ def test_a_card_on_a_foundation_never_leaves_it() -> None:
 
 # ================================================================================= the stock
 
-STOCK_POSITION = """
+STOCK_POSITION = (
+    """
 variant: {variant}
 redeals: {redeals}
 stock: {stock}
 waste: {waste}
 1: KS QS JS 8S
 2: 9S
-3: KH QH JH TH 9H 8H 7H
-4: TS
-5: 9C QC KC
-6: 9C QC KC
-7: TC JC
-8: TC JC
-9: JD QD KD
-10: JD QD KD
-"""
+3: KH QH JH TH 9H 8H 7H"""
+    + COLUMNS_4_TO_10
+)
 
 
 def test_the_stock_turns_one_card_onto_the_waste_whenever_the_player_chooses() -> None:

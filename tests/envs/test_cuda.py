@@ -248,11 +248,11 @@ def kernel_signatures(b: BatchGames) -> dict[str, tuple]:
     from numba.core import types
 
     t = _array_type
-    bufs = tuple(t(a) for a in b.bufs)
+    bufs = types.Tuple([t(a) for a in b.bufs])  # one tuple argument: its arrays are passed one by one
     which, uniforms = np.zeros(1, dtype=np.bool_), np.zeros(1)
     return {
-        "step_kernel": (t(b.cfg), t(b.spec), t(b.params), t(b.actions), *bufs),
-        "reset_kernel": (t(b.cfg), t(b.params), t(which), t(b.actions), *bufs),
+        "step_kernel": (t(b.cfg), t(b.spec), t(b.params), t(b.actions), bufs),
+        "reset_kernel": (t(b.cfg), t(b.params), t(which), t(b.actions), bufs),
         "sample_kernel": (t(b.masks), t(b.games), t(uniforms), t(b.actions)),
         "sample_seeded_kernel": (t(b.masks), t(b.games), types.int64, t(b.actions)),
     }

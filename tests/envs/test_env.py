@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import pickle
-import subprocess
-import sys
 import warnings
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import NEAR_WIN, NEAR_WIN_SCRIPT, ONE_MOVE_TO_STUCK
+from conftest import NEAR_WIN, NEAR_WIN_SCRIPT, ONE_MOVE_TO_STUCK, run_fresh
 from gymnasium.utils.env_checker import data_equivalence
 
 import forty_thieves_env
@@ -79,14 +77,13 @@ def test_keyword_arguments_override_variant_options() -> None:
 
 
 def test_engine_imports_without_gymnasium_or_torch() -> None:
-    code = (
-        "import sys; sys.modules['gymnasium'] = None\n"
-        "import forty_thieves_env as f\n"
-        "assert not hasattr(f, 'FortyThievesEnv')\n"
-        "assert f.deal('classic', 5).legal_actions()\n"
-        "assert 'torch' not in sys.modules\n"
+    run_fresh(
+        "import sys; sys.modules['gymnasium'] = None",
+        "import forty_thieves_env as f",
+        "assert not hasattr(f, 'FortyThievesEnv')",
+        "assert f.deal('classic', 5).legal_actions()",
+        "assert 'torch' not in sys.modules",
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
     # With gymnasium present, see test_render.test_pillow_is_imported_only_to_draw (no torch either).
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+from conftest import run_fresh
 
 from forty_thieves_env.envs.batch import BatchGames
 from forty_thieves_env.envs.env import FortyThievesEnv
@@ -46,18 +44,17 @@ def test_options_are_made_once_and_shared() -> None:
 
 
 def test_sb3_adapter_without_sb3_names_the_extra() -> None:
-    code = (
-        "import sys; sys.modules['stable_baselines3'] = None\n"
-        "import gymnasium as gym, forty_thieves_env\n"
-        "env = gym.make('FortyThieves-v0'); env.reset(seed=0); env.step(0)\n"
-        "try:\n"
-        "    import forty_thieves_env.envs.sb3\n"
-        "except ImportError as e:\n"
-        "    assert 'pip install \"forty-thieves-env[train]\"' in str(e), e\n"
-        "else:\n"
-        "    raise AssertionError('no ImportError')\n"
+    run_fresh(
+        "import sys; sys.modules['stable_baselines3'] = None",
+        "import gymnasium as gym, forty_thieves_env",
+        "env = gym.make('FortyThieves-v0'); env.reset(seed=0); env.step(0)",
+        "try:",
+        "    import forty_thieves_env.envs.sb3",
+        "except ImportError as e:",
+        "    assert 'pip install \"forty-thieves-env[train]\"' in str(e), e",
+        "else:",
+        "    raise AssertionError('no ImportError')",
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 @pytest.mark.parametrize("make", [FortyThievesEnv, lambda **kw: FortyThievesVectorEnv(2, **kw)], ids=["env", "vector"])

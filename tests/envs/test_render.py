@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import run_fresh
 
 import forty_thieves_env  # noqa: F401 (registers the ids)
 from forty_thieves_env import deal, parse_position
@@ -158,10 +157,9 @@ def test_render_without_a_mode_warns() -> None:
 
 def test_pillow_is_imported_only_to_draw() -> None:
     """The env module needs neither Pillow (until a picture is drawn) nor torch."""
-    code = (
-        "import sys, gymnasium as gym, forty_thieves_env\n"
-        "env = gym.make('FortyThieves-v0', render_mode='rgb_array'); env.reset(seed=0); env.step(0)\n"
-        "assert 'PIL' not in sys.modules and 'torch' not in sys.modules\n"
-        "assert env.render().shape[2] == 3 and 'PIL' in sys.modules\n"
+    run_fresh(
+        "import sys, gymnasium as gym, forty_thieves_env",
+        "env = gym.make('FortyThieves-v0', render_mode='rgb_array'); env.reset(seed=0); env.step(0)",
+        "assert 'PIL' not in sys.modules and 'torch' not in sys.modules",
+        "assert env.render().shape[2] == 3 and 'PIL' in sys.modules",
     )
-    subprocess.run([sys.executable, "-c", code], check=True)

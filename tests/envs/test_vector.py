@@ -9,13 +9,10 @@ SB3 ``VecEnv`` matches ``DummyVecEnv`` the same way.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import NEAR_WIN, NEAR_WIN_SCRIPT
+from conftest import NEAR_WIN, NEAR_WIN_SCRIPT, run_fresh
 from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode
 
@@ -88,13 +85,12 @@ def test_make_vec_returns_the_native_env_for_every_id() -> None:
 
 
 def test_engine_import_pulls_in_neither_sb3_nor_torch() -> None:
-    code = (
-        "import sys, gymnasium as gym, forty_thieves_env\n"
-        "envs = gym.make_vec('FortyThieves-v0', num_envs=2)\n"
-        "envs.reset(seed=0); envs.step(envs.random_legal_actions())\n"
-        "assert 'stable_baselines3' not in sys.modules and 'torch' not in sys.modules, sorted(sys.modules)\n"
+    run_fresh(
+        "import sys, gymnasium as gym, forty_thieves_env",
+        "envs = gym.make_vec('FortyThieves-v0', num_envs=2)",
+        "envs.reset(seed=0); envs.step(envs.random_legal_actions())",
+        "assert 'stable_baselines3' not in sys.modules and 'torch' not in sys.modules, sorted(sys.modules)",
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 # ------------------------------------------------------------------ spaces, dtypes, infos

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import run_fresh
 
 from forty_thieves_env import deal, get_variant
 from forty_thieves_env.engine.deals import TRAIN_RANGE
@@ -66,13 +64,12 @@ def test_every_certificate_replays(variant):
 
 
 def test_loader_imports_without_gymnasium_or_torch():
-    code = (
-        "import sys; sys.modules['gymnasium'] = None\n"
-        "from forty_thieves_env.envs.winnable import certificate, winnable_deals\n"
-        "d = int(winnable_deals('classic')[0]); assert certificate('classic', d)\n"
-        "assert 'torch' not in sys.modules\n"
+    run_fresh(
+        "import sys; sys.modules['gymnasium'] = None",
+        "from forty_thieves_env.envs.winnable import certificate, winnable_deals",
+        "d = int(winnable_deals('classic')[0]); assert certificate('classic', d)",
+        "assert 'torch' not in sys.modules",
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_errors(monkeypatch):

@@ -11,11 +11,9 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
-from conftest import NEAR_WIN, NEAR_WIN_SCRIPT, position
+from conftest import NEAR_WIN, NEAR_WIN_SCRIPT, position, run_fresh
 
 from agents.play.replay import (
     ALPHABET,
@@ -209,8 +207,7 @@ def test_replay_page_in_headless_chromium(tmp_path) -> None:
 
 
 def test_replay_module_imports_no_torch() -> None:
-    code = "import sys, agents.play.replay, agents.play.session; assert 'torch' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True)
+    run_fresh("import sys, agents.play.replay, agents.play.session; assert 'torch' not in sys.modules")
 
 
 def test_alphabet_covers_every_card_once() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny_training import IMITATION, PPO_YAML, RUN_FILES, TORCH, network, schedule, train_quietly
 
 from agents.cli import main
 from agents.configs.config_file import load_config
@@ -16,24 +17,13 @@ from agents.configs.train_config import ConfigError
 from agents.training.runs import find_last_checkpoint
 from agents.training.train import train
 
-ROOT = Path(__file__).resolve().parents[3]
-PPO_YAML = ROOT / "configs" / "ppo.yaml"
-
+# 4 games x 16 steps per rollout, a stock critic, the warm start (it runs before TorchPPO too).
 TINY = [
-    "algo=TorchPPO",
-    "n_envs=4",
-    "n_steps=16",
+    *TORCH,
     "batch_size=32",
-    "policy_kwargs.features_extractor_kwargs={hidden: 8, rank: 2, value_dim: 8, critic_stock: 4}",
-    "imitation.games=2",  # the warm start runs before TorchPPO too
-    "imitation.epochs=1",
-    "imitation.dagger_rounds=0",
-    "imitation.workers=1",
-    "eval_freq=128",
-    "n_eval_episodes=3",
-    "save_freq=128",
-    "final_eval_episodes=2",
-    "torch_threads=1",
+    network("{hidden: 8, rank: 2, value_dim: 8, critic_stock: 4}"),
+    *IMITATION,
+    *schedule(128, 3, 2),
 ]
 
 
@@ -43,36 +33,13 @@ def quiet(_: str) -> None:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch.set_num_threads(1)
-    return train(
-        PPO_YAML,
-        "FortyThieves-v0",
-        overrides=TINY,
-        total_timesteps=256,
-        seed=2,
-        runs_dir=tmp_path_factory.mktemp("runs"),
-        name="torch",
-        progress=False,
-        log=quiet,
-    )
+    return train_quietly(TINY, tmp_path_factory.mktemp("runs"), "torch", 256, seed=2, env_id="FortyThieves-v0")
 
 
 def test_run_folder_is_a_maskable_ppo_run_folder(run: Path) -> None:
     from sb3_contrib import MaskablePPO
 
-    for name in (
-        "config.yaml",
-        "command.txt",
-        "versions.json",
-        "imitation_model.zip",
-        "best_model.zip",
-        "final_model.zip",
-        "eval_state.json",
-        "evaluations.npz",
-        "final_eval.json",
-        "final_eval/results.csv",
-        "train_info.json",
-    ):
+    for name in (*RUN_FILES, "imitation_model.zip"):
         assert (run / name).is_file(), name
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == [
         "rl_model_128_steps.zip",

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from tiny_training import IMITATION, PPO_YAML, ROLLOUT, RUN_FILES, network, schedule, train_quietly
 
 from agents.cli import main
 from agents.configs.config_file import load_config
@@ -18,59 +19,19 @@ from agents.training.envs import FixedDeals, eval_chunks
 from agents.training.runs import find_last_checkpoint
 from agents.training.train import train
 
-ROOT = Path(__file__).resolve().parents[3]
-PPO_YAML = ROOT / "configs" / "ppo.yaml"
-
-# Small enough to train in seconds on one core: 2 games x 32 steps per rollout.
-TINY = [
-    "n_envs=2",
-    "n_steps=32",
-    "batch_size=32",
-    "n_epochs=1",
-    "policy_kwargs.features_extractor_kwargs={hidden: 8, rank: 2, value_dim: 8}",
-    "imitation.games=2",  # the warm start runs too, on two deals
-    "imitation.epochs=1",
-    "imitation.dagger_rounds=0",
-    "imitation.workers=1",
-    "eval_freq=128",
-    "n_eval_episodes=2",
-    "save_freq=128",
-    "final_eval_episodes=2",
-    "torch_threads=1",
-]
+# Small enough to train in seconds on one core: 2 games x 32 steps per rollout, the warm start on two deals.
+TINY = [*ROLLOUT, network(), *IMITATION, *schedule(128, 2, 2)]
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch.set_num_threads(1)
     runs = tmp_path_factory.mktemp("runs")
-    return train(
-        PPO_YAML,
-        "FortyThieves-v0",
-        overrides=TINY,
-        total_timesteps=256,
-        seed=3,
-        runs_dir=runs,
-        name="tiny",
-        progress=False,
-        argv=["train", str(PPO_YAML), "--total-timesteps", "256"],
-        log=lambda _: None,
-    )
+    argv = ["train", str(PPO_YAML), "--total-timesteps", "256"]
+    return train_quietly(TINY, runs, "tiny", 256, seed=3, env_id="FortyThieves-v0", argv=argv)
 
 
 def test_run_folder_holds_everything(run: Path) -> None:
-    for name in (
-        "config.yaml",
-        "command.txt",
-        "versions.json",
-        "best_model.zip",
-        "final_model.zip",
-        "eval_state.json",
-        "evaluations.npz",
-        "final_eval.json",
-        "final_eval/results.csv",
-        "train_info.json",
-    ):
+    for name in RUN_FILES:
         assert (run / name).is_file(), name
     ckpts = sorted(p.name for p in (run / "checkpoints").iterdir())
     assert ckpts == ["rl_model_128_steps.zip", "rl_model_256_steps.zip"]

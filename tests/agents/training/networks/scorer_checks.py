@@ -1,11 +1,33 @@
-"""A check both move-scoring networks must pass (imported by their test files)."""
+"""A check both move-scoring networks must pass, and the positions they are tested on
+(imported by their test files)."""
 
 from __future__ import annotations
 
+import gymnasium as gym
+import numpy as np
 import torch
 
 from forty_thieves_env.engine.actions import Kind, encode
 from forty_thieves_env.engine.variants import get_variant
+
+
+def played_positions(env_id: str, n: int, moves: int, seed: int, random_lengths: bool) -> dict[str, torch.Tensor]:
+    """``n`` positions reached by random legal play from deals 1..n, as a batch.
+
+    Each game plays ``moves`` moves, or with ``random_lengths`` a number drawn from ``[0, moves)``
+    (fewer where the game ends first); the moves and lengths come from one generator seeded ``seed``.
+    """
+    env = gym.make(env_id)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for deal in range(1, n + 1):
+        obs, info = env.reset(options={"deal": deal})
+        for _ in range(int(rng.integers(0, moves)) if random_lengths else moves):
+            obs, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+            if term or trunc:
+                break
+        rows.append(obs)
+    return {k: torch.as_tensor(np.stack([r[k] for r in rows])) for k in rows[0]}
 
 
 def assert_logits_follow_the_columns(net: torch.nn.Module, name: str, obs: dict[str, torch.Tensor]) -> None:

@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from scorer_checks import assert_logits_follow_the_columns
+from scorer_checks import assert_logits_follow_the_columns, played_positions
 
 import forty_thieves_env  # noqa: F401
 from agents.training.networks.card_facts import CARD_ROWS, FACT_STARTS, N_DIST
@@ -21,18 +21,8 @@ IDS = {"classic": "FortyThieves-v0", "relaxed": "FortyThieves-Relaxed-v0", "stre
 
 
 def _observations(env_id: str, n: int = 8, moves: int = 40) -> dict[str, torch.Tensor]:
-    """``n`` positions reached by random legal play from different deals, as a batch."""
-    env = gym.make(env_id)
-    rng = np.random.default_rng(1)
-    rows = []
-    for deal in range(1, n + 1):
-        obs, info = env.reset(options={"deal": deal})
-        for _ in range(int(rng.integers(0, moves))):
-            obs, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
-            if term or trunc:
-                break
-        rows.append(obs)
-    return {k: torch.as_tensor(np.stack([r[k] for r in rows])) for k in rows[0]}
+    """``n`` positions after up to ``moves`` random legal moves from deals 1..n, as a batch."""
+    return played_positions(env_id, n, moves, seed=1, random_lengths=True)
 
 
 def _scorer(env_id: str, **kwargs: object) -> LookupScorer:

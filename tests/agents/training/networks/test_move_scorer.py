@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import gymnasium as gym
-import numpy as np
 import pytest
 import torch
-from scorer_checks import assert_logits_follow_the_columns
+from scorer_checks import assert_logits_follow_the_columns, played_positions
 
 import forty_thieves_env  # noqa: F401
 from agents.training.networks.move_scorer import DIST_FACE_DOWN, DIST_NO_CARD, MoveScorer, MoveScorerPolicy
@@ -16,18 +15,8 @@ IDS = {"classic": "FortyThieves-v0", "relaxed": "FortyThieves-Relaxed-v0"}
 
 
 def _observations(env_id: str, n: int = 6, moves: int = 25) -> dict[str, torch.Tensor]:
-    """``n`` positions reached by random legal play from different deals, as a batch."""
-    env = gym.make(env_id)
-    rng = np.random.default_rng(0)
-    rows = []
-    for deal in range(1, n + 1):
-        obs, info = env.reset(options={"deal": deal})
-        for _ in range(moves):
-            obs, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
-            if term or trunc:
-                break
-        rows.append(obs)
-    return {k: torch.as_tensor(np.stack([r[k] for r in rows])) for k in rows[0]}
+    """``n`` positions after ``moves`` random legal moves from deals 1..n, as a batch."""
+    return played_positions(env_id, n, moves, seed=0, random_lengths=False)
 
 
 def _scorer(env_id: str) -> MoveScorer:
