@@ -48,6 +48,7 @@ CASE = textwrap.dedent(
     obs, *_ = env.step({action})
     t2 = time.perf_counter()
     {report}
+    print(forty_thieves_env.__file__)
     print(f"{{t1 - t0:.1f}} {{t2 - t1:.1f}}")
     """
 )
@@ -55,15 +56,18 @@ CASE = textwrap.dedent(
 REPORT = "print(sorted(((round(v, 2), k) for k, v in _compiled.items()), reverse=True)[:8])"
 
 
-def run(code: str, cache: str, src: str | None) -> tuple[float, float, str]:
-    """Run ``code`` in a fresh interpreter on ``cache``; returns (import s, first reset+step s, other output)."""
+def run(code: str, cache: str, src: str | None) -> tuple[float, float, str, str]:
+    """Run ``code`` in a fresh interpreter on ``cache``; returns (import s, first reset+step s,
+    other output, the imported package's ``__init__.py``)."""
     env = {**os.environ, "NUMBA_CACHE_DIR": cache}
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.abspath(src), env.get("PYTHONPATH")]))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    # Run in the empty cache folder: ``python -c`` puts the working directory first on sys.path,
+    # so from a checkout's root the child would import that checkout, whatever --src says.
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=cache)
     lines = out.stdout.splitlines()
     imp, first = lines[-1].split()
-    return float(imp), float(first), "\n".join(lines[:-1])
+    return float(imp), float(first), "\n".join(lines[:-2]), lines[-2]
 
 
 def main() -> None:
@@ -80,6 +84,7 @@ def main() -> None:
             "info['action_mask'].argmax(axis=1)",
         ),
     }
+    package = None
     for name, (make, action) in cases.items():
         code = CASE.format(make=make, action=action, report=REPORT if args.profile else "")
         if args.profile:
@@ -93,6 +98,9 @@ def main() -> None:
         )
         if args.profile:
             print(f"  compiled (s, function; inclusive): {cold[2]}")
+        if package != cold[3]:
+            package = cold[3]
+            print(f"  (package: {os.path.dirname(package)})")
 
 
 if __name__ == "__main__":

@@ -120,7 +120,7 @@ _MT_KEY = _MT_N  # first slot of ``work`` holding the seed's 32-bit words (two f
 MT_WORK = _MT_N + 2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _shuffle_ms(number, out):
     """PySolFC's ``LCRandom31(number).shuffle(out)`` (numbers below 32000)."""
     seed = np.int64(number)
@@ -132,7 +132,7 @@ def _shuffle_ms(number, out):
         out[j] = tmp
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mt_seed(key, mt):
     """CPython's ``random.seed(int)``: init_by_array over the 32-bit words ``key`` of the seed,
     into ``mt[:624]`` (``key`` may be a slice of ``mt`` past them)."""
@@ -168,7 +168,7 @@ def _mt_twist(mt):
         mt[k] = v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mt_next(mt, pos):
     """Next tempered 32-bit output of the state ``mt[:624]`` at index ``pos``, and the next index.
 

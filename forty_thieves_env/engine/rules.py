@@ -347,7 +347,7 @@ def auto_play(s, cfg):
         changed = False
         wl = s[Slot.WASTE_LEN]
         if wl > 0:
-            w = s[cfg[Cfg.OFF_WASTE] + wl - 1]
+            w = np.int64(s[cfg[Cfg.OFF_WASTE] + wl - 1])  # the type of ``top`` below: one is_safe compiled
             if is_safe(s, cfg, w):
                 _pop_waste(s, cfg)
                 _push_foundation(s, w)

@@ -25,7 +25,7 @@ from ..jitcache import compile_notice
 from ..text.errors import IllegalMoveError, ResetNeededError, action_space_error
 from ..text.explain import why_illegal
 from ..text.notation import format_move
-from .batch_kernels import F_LEN, F_TERMINATED, F_TRUNCATED, reset_batch, step_batch_parallel, step_batch_serial
+from .batch_kernels import F_LEN, F_TERMINATED, F_TRUNCATED, reset_batch, step_batch_parallel, step_games
 from .observation import encode_obs, obs_place, observation_lay, observation_layout
 from .options import AUTORESETS, EnvOptions, check_batch, check_position, check_reset_deal
 from .sampling import DEAL_RANGE, draw_next_deals, new_rng, sample_counted
@@ -388,12 +388,15 @@ class BatchGames:
             outs = self._no_outputs
         a = self.actions
         a[:] = checked
-        kernel = step_batch_parallel if self._parallel else step_batch_serial
+        if self._parallel:
+            kernel, args = step_batch_parallel, (self.cfg, self.spec, self.params, a, self.bufs, outs, PARALLEL_CHUNK)
+        else:
+            kernel, args = step_games, (0, a.shape[0], self.cfg, self.spec, self.params, a, self.bufs, outs)
         if kernel in _WARM:
-            self._run(kernel, self.cfg, self.spec, self.params, a, self.bufs, outs, PARALLEL_CHUNK)
+            self._run(kernel, *args)
             return
         with compile_notice("the batch step kernel"):  # the first call of this process may compile it
-            self._run(kernel, self.cfg, self.spec, self.params, a, self.bufs, outs, PARALLEL_CHUNK)
+            self._run(kernel, *args)
         _WARM.add(kernel)
 
     def _run(self, kernel, *args) -> None:

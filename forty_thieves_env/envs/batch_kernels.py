@@ -33,8 +33,8 @@ the caller), so that the CUDA kernels of :mod:`.cuda_kernels` (one game a thread
 very same code. The CPU wrappers add what only a CPU needs: :func:`step_games` runs
 :func:`step_game` over a range of games on views without reference counts
 (:func:`~forty_thieves_env.engine.bits.unowned`) and copies each game's results to the
-``out_*`` arrays; the two entry points run it over every game, in parallel over the cores
-(``prange``) or serially; :func:`reset_batch` runs :func:`reset_chosen` over every game.
+``out_*`` arrays; it runs over every game serially, and :func:`step_batch_parallel` runs it in
+chunks over the cores (``prange``); :func:`reset_batch` runs :func:`reset_chosen` over every game.
 
 The per-game functions take the batch arrays as one tuple, ``bufs``, in this order (the
 order of :data:`BUFS`): ``states, masks, obs, obs_lay, games, ep_return, rewards, flags,
@@ -256,8 +256,10 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs, outs):
             out_info[2, i] = games[i, G_CARDS]
 
 
-# Two thin entry points over :func:`step_games`, not one function compiled twice: numba's
-# on-disk cache keys entries by function, so two compilations of one would overwrite each other.
+# The serial step is :func:`step_games` itself, called from Python over every game: a thin
+# serial entry point over it would be one more compiled library, its whole step optimised and
+# turned into machine code a second time on the first run. The parallel entry point calls it
+# per chunk; both share the one compiled step_games.
 
 
 @njit(parallel=True, cache=True)
@@ -266,12 +268,6 @@ def step_batch_parallel(cfg, spec, params, actions, bufs, outs, chunk):
     n = actions.shape[0]
     for c in prange((n + chunk - 1) // chunk):
         step_games(c * chunk, min(n, (c + 1) * chunk), cfg, spec, params, actions, bufs, outs)
-
-
-@njit(cache=True)
-def step_batch_serial(cfg, spec, params, actions, bufs, outs, chunk):
-    """Step every game in the calling thread (small batches, ``num_threads=1``)."""
-    step_games(0, actions.shape[0], cfg, spec, params, actions, bufs, outs)
 
 
 @njit(cache=True)
