@@ -34,8 +34,6 @@ def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, An
     return out
 
 
-
-
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The raw sections of a config file (YAML anchors resolved)."""
     path = Path(path)
@@ -163,6 +161,6 @@ def check_env_kwargs(env_id: str, config: TrainConfig, where: str = "config") ->
         )
 
 
-def dump_config(env_id: str, config: TrainConfig) -> str:
+def dump_config(env_id: str, config: RunConfig) -> str:
     """The resolved config as YAML, one section keyed by the env id (``load_config`` reads it back)."""
     return yaml.safe_dump({env_id: config.model_dump(mode="json")}, sort_keys=False)

@@ -34,9 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from agents.configs.config_file import load_config
+from agents.configs.config_file import dump_config, load_config
 from agents.configs.train_config import RLLIB_ALGO as ALGO
 from agents.configs.train_config import RLlibConfig
 
@@ -137,8 +135,7 @@ def train_rllib(
 
     with RayPool(config.ray_address or LOCAL, config.num_cpus) as pool:
         run_dir = new_run_dir(Path(runs_dir), env_id, config, name)  # type: ignore[arg-type]
-        dump = yaml.safe_dump({env_id: config.model_dump(mode="json")}, sort_keys=False)
-        (run_dir / "config.yaml").write_text(dump, encoding="utf-8")
+        (run_dir / "config.yaml").write_text(dump_config(env_id, config), encoding="utf-8")
         line = shlex.join(["forty-thieves", *argv]) if argv is not None else f"python: train_rllib({config_path!r})"
         record_command(run_dir, line)
         versions = library_versions()
