@@ -88,6 +88,7 @@ _REGISTRY: dict[str, str] = {
     "lookahead": "agents.players.lookahead:LookaheadAgent",
     "solver": "agents.players.solver:SolverAgent",
     "sampling_solver": "agents.players.sampling_solver:SamplingSolverAgent",
+    "guided_solver": "agents.players.guided_solver:GuidedSolverAgent",  # sampling_solver + a policy prior
     "ppo": "agents.players.ppo:PPOAgent",  # a trained MaskablePPO model (model=PATH.zip)
 }
 

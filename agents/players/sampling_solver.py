@@ -177,10 +177,14 @@ class SamplingSolverAgent(HeuristicAgent):
 
     def _decide(self, observation: Observation, best: int, s: np.ndarray, mask: np.ndarray, tie_seed: np.uint64) -> int:
         legal = np.flatnonzero(mask)
-        order = sorted(legal.tolist(), key=lambda a: (-self._scores[a], -noise(tie_seed, a)))
         self._keep_consistent(s)
         if legal.size == 1:
             return int(best)
+        if self._idle >= self.max_idle or is_safe_home(self._cfg, s, best):
+            order = self._heuristic_order(legal, tie_seed)  # the heuristic's move, which avoids cycles
+            sure = True
+        else:
+            best, order, sure = self._ranking(observation, legal, best, tie_seed)
         known = self._recall.known_stock(observation)
         hidden = int(np.count_nonzero(observation["tableau"] == FACE_DOWN)) + int(observation["counts"][0])
         if hidden == (0 if known is None else len(known)):
@@ -189,8 +193,8 @@ class SamplingSolverAgent(HeuristicAgent):
         if votes:
             self.reused += 1
         sensible = [a for a in order if self._scores[a] > POINTLESS]
-        # A decision that does not matter: the live lines' move, else the heuristic's.
-        if self._idle >= self.max_idle or is_safe_home(self._cfg, s, best) or len(sensible) <= 1:
+        # A decision that does not matter: the live lines' move, else the fallback.
+        if sure or len(sensible) <= 1:
             return self._pick(votes, order, best)
         fresh = self.samples - len(self._lines)
         if fresh > 0 and not self._spent():
@@ -205,6 +209,19 @@ class SamplingSolverAgent(HeuristicAgent):
                 else:
                     self._solve_children(self._sample, cands, votes)
         return self._pick(votes, order, best)
+
+    def _heuristic_order(self, legal: np.ndarray, tie_seed: np.uint64) -> list[int]:
+        """The legal moves best first by the heuristic's scores (``self._scores``), ties by noise."""
+        return sorted(legal.tolist(), key=lambda a: (-self._scores[a], -noise(tie_seed, a)))
+
+    def _ranking(
+        self, observation: Observation, legal: np.ndarray, best: int, tie_seed: np.uint64
+    ) -> tuple[int, list[int], bool]:
+        """``(fallback, order, sure)``: the move played when no line votes, the order that breaks
+        ties between votes and picks ``mode="child"``'s candidates, and whether the fallback is
+        played without search. Here the heuristic's: ``best``, its scores' order, never sure.
+        A subclass with a learned prior ranks by the policy (:mod:`.guided_solver`)."""
+        return best, self._heuristic_order(legal, tie_seed), False
 
     def _decide_exact(self, observation: Observation, best: int, known: np.ndarray | None) -> int:
         """No hidden card: the one position there is gets one solve with every sample's budget."""
