@@ -5,8 +5,10 @@ solved samples; where no sample's line wins, or two moves tie, it falls back on 
 heuristic. This agent keeps the votes and hands those choices to a trained policy (a ``ppo``
 model, :mod:`.ppo`; by default the shipped model named like the variant):
 
-* **Fallback.** With no vote, it plays the policy's most likely legal move that does not lead
-  back to a position seen this game (the heuristic's cycle test), not the heuristic's move.
+* **Fallback.** With no vote, it plays the policy's move, not the heuristic's: drawn from the
+  policy's distribution over the legal moves that do not lead back to a position seen this
+  game (the heuristic's cycle test), with the agent's seeded generator; ``greedy=True`` takes
+  the most likely of them instead.
 * **Order.** Ties between votes, and ``mode="child"``'s candidates, go in the policy's order.
 * **Confidence** (``confident``, off by default). Where the policy gives its move at least
   this probability among the legal moves, the move is played without search: the game's node
@@ -44,6 +46,9 @@ class GuidedSolverAgent(SamplingSolverAgent):
             like the variant.
         confident: Play the policy's move without search where its probability among the
             legal moves is at least this (None: always search as the ``sampling_solver`` does).
+        greedy: The fallback is the policy's most likely move (True) or a draw from its
+            distribution over the legal moves (False, the default: a policy trained with
+            sampled moves, such as the shipped ``classic``, goes in circles when greedy).
         threads: torch threads for the policy (1 suits one game a process).
         **options: The ``sampling_solver``'s options (``samples``, ``nodes_per_solve``,
             ``game_nodes``, ``game_seconds``, ``mode``, ...).
@@ -58,6 +63,7 @@ class GuidedSolverAgent(SamplingSolverAgent):
         seed: int | None = None,
         model: str | Path | None = None,
         confident: float | None = None,
+        greedy: bool = False,
         threads: int = 1,
         **options: Any,
     ) -> None:
@@ -74,6 +80,7 @@ class GuidedSolverAgent(SamplingSolverAgent):
                 "prior must read a player's observation only"
             )
         self.confident = None if confident is None else float(confident)
+        self.greedy = bool(greedy)
         #: Decisions this game where the policy's confidence skipped the search.
         self.trusted = 0
 
@@ -87,13 +94,19 @@ class GuidedSolverAgent(SamplingSolverAgent):
         logits = self.prior.logits(observation)[legal].astype(np.float64)  # (n_legal,)
         rank = np.argsort(-logits, kind="stable")
         order = legal[rank].tolist()
-        # The heuristic's cycle test ran on every legal move (``check_all``): skip the moves back.
-        fallback = next((a for a in order if self._scores[a] > CYCLE), order[0])
-        sure = False
-        if self.confident is not None and fallback == order[0]:
-            p = np.exp(logits - logits.max())
-            sure = bool(p[rank[0]] / p.sum() >= self.confident)
-            self.trusted += sure
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        # The heuristic's cycle test ran on every legal move (``check_all``): no move back.
+        ok = self._scores[legal] > CYCLE
+        if not ok.any():
+            ok[:] = True
+        if self.greedy:
+            fallback = next((a for a in order if self._scores[a] > CYCLE), order[0])
+        else:  # a draw from the policy, as it was trained to play (its greedy moves go in circles)
+            q = np.where(ok, p, 0.0)
+            fallback = int(legal[self.rng.choice(legal.size, p=q / q.sum())])
+        sure = self.confident is not None and fallback == order[0] and bool(p[rank[0]] >= self.confident)
+        self.trusted += sure
         return int(fallback), order, sure
 
     def __repr__(self) -> str:
