@@ -401,7 +401,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--force", action="store_true", help="replace the results already in --out")
     parser.add_argument("--max-moves", type=int, default=1000, help="move cap per game (default: 1000)")
-    parser.add_argument("--samples", type=int, help="lookahead, sampling_solver: determinizations per move")
+    parser.add_argument("--samples", type=int, help="lookahead, sampling_solver, guided_solver: samples per move")
     parser.add_argument(
         "--candidates", type=int, help="lookahead, sampling_solver mode=child: moves searched per decision"
     )
@@ -420,7 +420,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="opt",
         action="append",
         type="model={}".format,
-        help="ppo: a shipped model's name, a model .zip or a run folder",
+        help="ppo, guided_solver: a shipped model's name, a model .zip or a run folder",
     )
 
 

@@ -1,5 +1,6 @@
 """The players: the agent protocol and registry (:mod:`.base`), ``random``, ``heuristic`` (with
 its :mod:`.weights`), ``lookahead``, ``sampling_solver`` (the solver on sampled hidden cards),
+``guided_solver`` (the same with a trained policy as its prior),
 the oracle ``solver`` player, ``ppo`` (a trained model; shipped ones by name: :mod:`.shipped`),
 and :mod:`.view`, which rebuilds game states from observations. Importing a player other than
-``ppo`` imports no torch."""
+``ppo`` and ``guided_solver`` imports no torch."""

@@ -118,7 +118,8 @@ def agent_class(name: str) -> Callable[..., Agent]:
 
 
 def make_agent(name: str, variant: str | Variant = "classic", **kwargs: Any) -> Agent:
-    """Build a registered agent (``random``, ``heuristic``, ``lookahead``, ``sampling_solver``, ``solver``, ``ppo``).
+    """Build a registered agent (``random``, ``heuristic``, ``lookahead``, ``sampling_solver``,
+    ``guided_solver``, ``solver``, ``ppo``).
 
     Keyword arguments go to the agent's constructor (``seed=``, and its own options such as
     ``samples=`` for ``lookahead``).
