@@ -11,7 +11,8 @@
 2. plays the first ``--n`` test deals (the same deals and seeds for all;
    :mod:`agents.evaluation.evaluate`) with random legal moves and with the run's best network,
    then the shipped models (classic and relaxed, trained by the full recipe: imitation of the
-   heuristic, then PPO) beside the random and heuristic players;
+   heuristic, then PPO; streets, PPO from the classic model's weights) beside the random and
+   heuristic players;
 3. prints the tables (win rate with its Wilson 95 % interval, mean cards on the foundations,
    moves and seconds per game) and writes them to ``runs/demo_<time>/comparison.json``.
 
@@ -47,7 +48,7 @@ DEMO_OVERRIDES = [
     "final_eval_episodes=0",  # the tables below play the test deals
 ]
 #: The shipped models the demo compares (name, variant), when they are shipped.
-SHIPPED = (("classic", "classic"), ("relaxed", "relaxed"))
+SHIPPED = (("classic", "classic"), ("relaxed", "relaxed"), ("streets", "streets"))
 
 
 def comparison_table(rows: Sequence[dict[str, Any]]) -> str:

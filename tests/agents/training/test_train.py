@@ -174,7 +174,8 @@ def test_demo_trains_then_compares(
     assert stages[0] == "untrained (random legal moves)" and stages[1].startswith("after PPO (64 steps")
     assert result["stages"][1]["settings"]["agent_options"]["deterministic"] is False
     assert [(r["agent"], r["variant"]) for r in result["rows"]] == [
-        ("random", "classic"), ("heuristic", "classic"), ("random", "relaxed"), ("heuristic", "relaxed")
+        ("random", "classic"), ("heuristic", "classic"), ("random", "relaxed"), ("heuristic", "relaxed"),
+        ("random", "streets"), ("heuristic", "streets"),
     ]  # fmt: skip
     assert all(r["summary"]["games"] == 2 and r["settings"]["first_deal"] == 1 for r in result["rows"])
     assert "no shipped model 'classic'" in out
