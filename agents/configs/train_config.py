@@ -237,6 +237,7 @@ class TrainConfig(RunConfig):
     gamma: float = Field(0.99, gt=0, le=1)
     clip_range: Schedule = 0.2
     clip_range_vf: Schedule | None = None  # clip value updates around the rollout's values (null: no clipping)
+    ent_coef: Schedule = 0.01  # entropy bonus; a schedule (lin_1e-2_1e-3) needs TorchPPO
     target_kl: float | None = None
     normalize_advantage: bool = True
     policy_kwargs: PolicyKwargs = Field(default_factory=PolicyKwargs)
@@ -255,6 +256,15 @@ class TrainConfig(RunConfig):
     def _schedule(cls, v: Schedule | None) -> Schedule | None:
         if v is not None:
             parse_schedule(v)
+        return v
+
+    @field_validator("ent_coef")
+    @classmethod
+    def _ent_coef(cls, v: Schedule) -> Schedule:
+        parsed = parse_schedule(v)
+        ends = (parsed.start, parsed.end) if isinstance(parsed, LinearSchedule) else (parsed,)
+        if min(ends) < 0:
+            raise ValueError(f"{v!r} goes below 0 (the entropy bonus would punish exploring)")
         return v
 
     def problems(self) -> list[tuple[str, str]]:
@@ -318,6 +328,8 @@ def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
         out.append(("policy", "MlpPolicy needs env_kwargs.observation: flat (dict observations need MultiInputPolicy)"))
     if config.policy == "MultiInputPolicy" and observation == "flat":
         out.append(("policy", "env_kwargs.observation flat needs policy MlpPolicy"))
+    if config.algo != "TorchPPO" and callable(parse_schedule(config.ent_coef)):
+        out.append(("ent_coef", f"a schedule ({config.ent_coef}) needs algo TorchPPO; MaskablePPO takes a number"))
     if config.algo == "TorchPPO" and config.vec_env in ("dummy", "subproc"):
         out.append(("vec_env", f"{config.vec_env} is an SB3 VecEnv; TorchPPO steps its own batch of games (auto)"))
     name = config.policy_kwargs.features_extractor

@@ -143,7 +143,7 @@ class PPOSettings:
     learning_rate: Callable[[float], float]
     clip_range: Callable[[float], float]
     clip_range_vf: Callable[[float], float] | None
-    ent_coef: float
+    ent_coef: Callable[[float], float]
     vf_coef: float
     max_grad_norm: float
     target_kl: float | None
@@ -252,6 +252,7 @@ class TorchPPO:
             group["lr"] = lr
         clip = s.clip_range(progress_remaining)
         clip_vf = s.clip_range_vf(progress_remaining) if s.clip_range_vf is not None else None
+        ent_coef = s.ent_coef(progress_remaining)
         sums: dict[str, list[float]] = {k: [] for k in ("pg", "value", "entropy", "kl", "clip", "loss")}
         stop = False
         for _ in range(s.n_epochs):
@@ -270,7 +271,7 @@ class TorchPPO:
                     values = b["values"] + (values - b["values"]).clamp(-clip_vf, clip_vf)
                 value_loss = nn.functional.mse_loss(b["returns"], values)
                 entropy_loss = -masked_entropy(log_probs, probs).mean()
-                loss = pg_loss + s.ent_coef * entropy_loss + s.vf_coef * value_loss
+                loss = pg_loss + ent_coef * entropy_loss + s.vf_coef * value_loss
                 with torch.no_grad():
                     kl = float(((ratio - 1) - log_ratio).mean())
                     clipped = float(((ratio - 1).abs() > clip).float().mean())
@@ -294,6 +295,8 @@ class TorchPPO:
         var = float(returns.var())
         explained = float("nan") if var == 0 else 1.0 - float((returns - values).var()) / var
         out = {k: float(np.mean(v)) for k, v in sums.items() if v}
-        out.update(learning_rate=lr, clip_range=clip, explained_variance=explained, n_updates=self.n_updates)
+        out.update(
+            learning_rate=lr, clip_range=clip, ent_coef=ent_coef, explained_variance=explained, n_updates=self.n_updates
+        )
         out["stopped_early"] = float(stop)
         return out

@@ -50,7 +50,8 @@ def settings_of(config: TrainConfig) -> Any:
     from .torch_ppo import PPOSettings
 
     learning_rate, clip_range = schedule(config.learning_rate), schedule(config.clip_range)
-    assert learning_rate is not None and clip_range is not None
+    ent_coef = schedule(config.ent_coef)
+    assert learning_rate is not None and clip_range is not None and ent_coef is not None
     return PPOSettings(
         n_steps=config.n_steps,
         batch_size=config.batch_size,
@@ -60,7 +61,7 @@ def settings_of(config: TrainConfig) -> Any:
         learning_rate=learning_rate,
         clip_range=clip_range,
         clip_range_vf=schedule(config.clip_range_vf),
-        ent_coef=config.ent_coef,
+        ent_coef=ent_coef,
         vf_coef=config.vf_coef,
         max_grad_norm=config.max_grad_norm,
         target_kl=config.target_kl,
@@ -95,7 +96,13 @@ def model_container(config: TrainConfig, env_id: str, device: str) -> Any:
     from .networks.policies import build_model
 
     venv = make_sb3_vec_env(env_id, n_envs=1, num_threads=1, **config.env_kwargs)
-    shell = config.model_copy(update={"device": device, "batch_size": min(config.batch_size, config.n_steps)})
+    # The container is an SB3 model, whose ent_coef is a number: it keeps the schedule's start
+    # (TorchPPO reads the schedule itself, from the config: settings_of).
+    ent_coef = schedule(config.ent_coef)
+    assert ent_coef is not None
+    shell = config.model_copy(
+        update={"device": device, "batch_size": min(config.batch_size, config.n_steps), "ent_coef": ent_coef(1.0)}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SB3's remark that its one-game buffer is smaller than a minibatch
         model = build_model(shell, venv, config.seed, env_id)

@@ -66,7 +66,6 @@ _PPO_KEYS = (
     "n_epochs",
     "gamma",
     "gae_lambda",
-    "ent_coef",
     "vf_coef",
     "max_grad_norm",
     "target_kl",
@@ -90,6 +89,7 @@ def build_model(config: TrainConfig, venv: Any, seed: int, env_id: str | None = 
         learning_rate=parse_schedule(config.learning_rate),
         clip_range=parse_schedule(config.clip_range),
         clip_range_vf=None if config.clip_range_vf is None else parse_schedule(config.clip_range_vf),
+        ent_coef=float(parse_schedule(config.ent_coef)),  # a number: cross_checks refuses a schedule here
         policy_kwargs=policy_kwargs_for(config.policy_kwargs, env_id),
         seed=seed,
         verbose=0,

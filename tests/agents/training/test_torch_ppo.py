@@ -178,6 +178,23 @@ def test_settings_take_the_config_schedules() -> None:
     assert s.clip_range(0.3) == config.clip_range and s.clip_range_vf is not None and s.clip_range_vf(0.0) == 0.5
 
 
+def test_the_entropy_bonus_follows_its_schedule() -> None:
+    # One epoch of one minibatch: the logged loss is that minibatch's, so its entropy term
+    # must carry the schedule's coefficient at the progress the update was given.
+    rollout = 8 * 16
+    overrides = [*SMALL, "algo=TorchPPO", "ent_coef=lin_0.5_0.1", "n_epochs=1", f"batch_size={rollout}"]
+    config, model, games = small_setup(overrides)
+    s = settings_of(config)
+    assert s.ent_coef(1.0) == pytest.approx(0.5) and s.ent_coef(0.0) == pytest.approx(0.1)
+    ppo = TorchPPO(model.policy, games, s, seed=0)
+    ppo.collect()
+    stats = ppo.update(0.5)
+    assert stats["ent_coef"] == pytest.approx(0.3)
+    expected = stats["pg"] + 0.3 * stats["entropy"] + config.vf_coef * stats["value"]
+    assert stats["loss"] == pytest.approx(expected, rel=1e-5)
+    assert stats["entropy"] < -0.1, "no entropy to weigh: the check above would not see the coefficient"
+
+
 @pytest.mark.cuda
 def test_a_rollout_and_an_update_on_a_gpu() -> None:
     """On a GPU: the facts in torch equal the compiled ones for the games' observations, and a
