@@ -48,7 +48,7 @@ SETUPS = {
 def common(args: argparse.Namespace, games: int, steps: int, batch: int) -> list[str]:
     return [
         "imitation=null",
-        f"n_envs={games}",
+        f"num_envs={games}",
         f"n_steps={steps}",
         f"batch_size={batch}",
         "n_epochs=1",
@@ -64,19 +64,18 @@ def time_torch(setup: str, args: argparse.Namespace) -> dict[str, object]:
     """TorchPPO's steps/s for one setup."""
     import torch
 
-    from agents.configs.config_file import load_config
+    from agents.configs.config_file import load_env_config
     from agents.training.torch_ppo import TorchPPO
-    from agents.training.torch_run import model_container, settings_of
-    from agents.training.train import set_threads
-    from forty_thieves_env.envs.torch_games import TorchGames
+    from agents.training.trainers.torch_ppo import TorchPPOTrainer, settings_of
 
-    env_id, config = load_config(
+    env, config = load_env_config(
         CONFIG, "FortyThieves-v0", [*SETUPS[setup], *common(args, args.games, args.steps, args.batch)]
     )
-    set_threads(config)
+    trainer = TorchPPOTrainer(env, config)
+    trainer.set_threads()
     t0 = time.perf_counter()
-    model = model_container(config, env_id, args.device)
-    games = TorchGames(config.n_envs, env_id, device=args.device, seed=0, num_threads=None, **config.env_kwargs)
+    model = trainer.fresh_model(args.device)
+    games = env.torch_games(config.num_envs, device=args.device, seed=0, num_threads=None)
     games.reset()
     ppo = TorchPPO(model.policy, games, settings_of(config), seed=0)
     ppo.collect()
@@ -99,7 +98,7 @@ def time_torch(setup: str, args: argparse.Namespace) -> dict[str, object]:
         "trainer": "TorchPPO",
         "setup": setup,
         "device": args.device,
-        "games": config.n_envs,
+        "games": config.num_envs,
         "n_steps": config.n_steps,
         "batch_size": config.batch_size,
         "steps": steps,
@@ -114,18 +113,17 @@ def time_torch(setup: str, args: argparse.Namespace) -> dict[str, object]:
 
 def time_sb3(setup: str, args: argparse.Namespace) -> dict[str, object]:
     """MaskablePPO's steps/s for one setup (its own game count)."""
-    from agents.configs.config_file import load_config
-    from agents.training.envs import make_train_env
-    from agents.training.networks.policies import build_model
-    from agents.training.train import set_threads
+    from agents.configs.config_file import load_env_config
+    from agents.training.trainers.maskable import MaskablePPOTrainer
 
     games = args.sb3_envs
     steps = max(1, args.sb3_rollout // games)
     overrides = [*SETUPS[setup], *common(args, games, steps, min(args.batch, games * steps))]
-    env_id, config = load_config(CONFIG, "FortyThieves-v0", overrides)
-    set_threads(config)
-    venv = make_train_env(env_id, config, 0)
-    model = build_model(config, venv, 0, env_id)
+    env, config = load_env_config(CONFIG, "FortyThieves-v0", overrides)
+    trainer = MaskablePPOTrainer(env, config)
+    trainer.set_threads()
+    venv = trainer.train_env(0)
+    model = trainer.fresh_model(config.device, venv)
     rollout = games * steps
     model.learn(rollout)
     t0 = time.perf_counter()

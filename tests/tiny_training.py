@@ -26,13 +26,13 @@ RUN_FILES = (
     "train_info.json",
 )
 #: 2 games x 32 steps per rollout, one minibatch, one epoch (MaskablePPO).
-ROLLOUT = ["n_envs=2", "n_steps=32", "batch_size=32", "n_epochs=1"]
+ROLLOUT = ["num_envs=2", "n_steps=32", "batch_size=32", "n_epochs=1"]
 #: The network's size (``policy_kwargs.features_extractor_kwargs``) without a stock critic.
 SMALL_NET = "{hidden: 8, rank: 2, value_dim: 8}"
 #: The imitation warm start on two deals, one epoch, no DAgger round, one worker.
 IMITATION = ["imitation.games=2", "imitation.epochs=1", "imitation.dagger_rounds=0", "imitation.workers=1"]
 #: The device trainer with 4 games x 16 steps per rollout.
-TORCH = ["algo=TorchPPO", "n_envs=4", "n_steps=16"]
+TORCH = ["algo=TorchPPO", "num_envs=4", "n_steps=16"]
 
 
 def network(sizes: str = SMALL_NET) -> str:

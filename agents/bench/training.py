@@ -8,7 +8,7 @@ The training rows of ``forty-thieves bench`` (:mod:`agents.bench.command`):
   that does no work. A wrapper times every call into the environment (steps, resets,
   masks); ``env share`` is that time over the wall time of ``learn``.
 * **config, native VecEnv / trivial env**: the model and the training ``VecEnv`` exactly as
-  ``forty-thieves train CONFIG`` builds them (policy, network, ``n_envs``, ``n_steps``,
+  ``forty-thieves train CONFIG`` builds them (policy, network, ``num_envs``, ``n_steps``,
   ``batch_size``, ``n_epochs``, torch threads; no evaluations or checkpoints), and the same
   model on a trivial env: end-to-end training speed, and what the policy alone costs.
 * **MaskablePPO / TorchPPO, paired**: the two trainers on the config's network, games and
@@ -26,10 +26,8 @@ from typing import Any
 import numpy as np
 
 from agents.bench.envs import Row, timed
-from agents.configs.config_file import load_config
-from agents.training.envs import make_train_env
-from agents.training.networks.policies import build_model
-from agents.training.train import set_threads
+from agents.configs.config_file import load_env_config
+from agents.training.trainers.maskable import MaskablePPOTrainer
 
 #: The config the ``config`` rows train with unless told otherwise.
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "ppo.yaml"
@@ -154,7 +152,7 @@ def bench_ppo(name: str, venv: Any, timesteps: int, ppo_kwargs: dict[str, Any], 
     return row
 
 
-def fixed_rows(env_id: str, n_envs: int, timesteps: int, n_steps: int, seed: int = 0) -> Iterator[Row]:
+def fixed_rows(env_id: str, num_envs: int, timesteps: int, n_steps: int, seed: int = 0) -> Iterator[Row]:
     """The fixed-network rows: SB3's default network on the native VecEnv, a DummyVecEnv and a trivial env."""
     import gymnasium as gym
     import torch
@@ -163,13 +161,13 @@ def fixed_rows(env_id: str, n_envs: int, timesteps: int, n_steps: int, seed: int
     from forty_thieves_env.envs.sb3 import make_sb3_vec_env
 
     torch.set_num_threads(1)  # SB3's advice for small networks on CPU (more threads only contend)
-    kwargs = {"n_steps": n_steps, "batch_size": min(256, n_steps * n_envs), "n_epochs": 4}
-    native = make_sb3_vec_env(env_id, n_envs=n_envs, seed=seed)
+    kwargs = {"n_steps": n_steps, "batch_size": min(256, n_steps * num_envs), "n_epochs": 4}
+    native = make_sb3_vec_env(env_id, num_envs, seed=seed)
     yield bench_ppo("MaskablePPO, native VecEnv", native, timesteps, kwargs, seed)
-    dummy = DummyVecEnv([lambda: gym.make(env_id) for _ in range(n_envs)])
+    dummy = DummyVecEnv([lambda: gym.make(env_id) for _ in range(num_envs)])
     dummy.seed(seed)
     yield bench_ppo("MaskablePPO, DummyVecEnv", dummy, timesteps, kwargs, seed)
-    trivial = _trivial_vec_env(make_sb3_vec_env(env_id, n_envs=n_envs))
+    trivial = _trivial_vec_env(make_sb3_vec_env(env_id, num_envs))
     yield bench_ppo("MaskablePPO, trivial env", trivial, timesteps, kwargs, seed)
 
 
@@ -178,15 +176,16 @@ def config_rows(env_id: str, timesteps: int, config_path: str | Path | None = No
     (the trivial env mimics ``Dict`` observations: a ``flat`` config gets its training row only)."""
     from gymnasium import spaces
 
-    env_id, config = load_config(config_path or DEFAULT_CONFIG, env_id)
-    set_threads(config)
-    venv = make_train_env(env_id, config, seed)
+    env, config = load_env_config(config_path or DEFAULT_CONFIG, env_id)
+    trainer = MaskablePPOTrainer(env, config)
+    trainer.set_threads()
+    venv = trainer.train_env(seed)
     envs = [("config, training VecEnv", venv)]
     if isinstance(venv.observation_space, spaces.Dict):
         envs.append(("config, trivial env", _trivial_vec_env(venv)))
-    for name, env in envs:
-        timer = _timer_wrapper(env)
-        yield _time_learn(name, build_model(config, timer, seed, env_id), timer, timesteps, "1+torch")
+    for name, games in envs:
+        timer = _timer_wrapper(games)
+        yield _time_learn(name, trainer.fresh_model("cpu", timer), timer, timesteps, "1+torch")
     venv.close()
 
 
@@ -205,23 +204,24 @@ def trainer_rows(
     import torch
 
     from agents.training.torch_ppo import TorchPPO
-    from agents.training.torch_run import model_container, settings_of, training_device
-    from forty_thieves_env.envs.torch_games import TorchGames
+    from agents.training.trainers.policy import training_device
+    from agents.training.trainers.torch_ppo import TorchPPOTrainer, settings_of
 
-    env_id, config = load_config(config_path or DEFAULT_CONFIG, env_id, ["imitation=null"])
-    set_threads(config)
+    env, config = load_env_config(config_path or DEFAULT_CONFIG, env_id, ["imitation=null"])
+    maskable = MaskablePPOTrainer(env, config)
+    maskable.set_threads()
     torch.distributions.Distribution.set_default_validate_args(False)
-    rollout = config.n_steps * config.n_envs
+    rollout = config.n_steps * config.num_envs
     per_turn = max(1, -(-timesteps // rollout)) * rollout
     # MaskablePPO, as forty-thieves train builds it.
-    venv = make_train_env(env_id, config, seed)
-    sb3 = build_model(config, venv, seed, env_id)
+    venv = maskable.train_env(seed)
+    sb3 = maskable.fresh_model(config.device, venv)
     sb3.learn(rollout)
     # TorchPPO from the same weights.
     device = training_device(config.device)
-    container = model_container(config, env_id, device)
+    container = TorchPPOTrainer(env, config).fresh_model(device)
     container.policy.load_state_dict(sb3.policy.state_dict())
-    games = TorchGames(config.n_envs, env_id, device=device, seed=seed, num_threads=1, **config.env_kwargs)
+    games = env.torch_games(config.num_envs, device=device, seed=seed, num_threads=1)
     games.reset()
     ppo = TorchPPO(container.policy, games, settings_of(config), seed=seed)
     ppo.collect()
@@ -247,7 +247,7 @@ def trainer_rows(
     venv.close()
     threads = f"1+{config.torch_threads}"
     steps = rounds * per_turn
-    yield Row("MaskablePPO, paired", config.n_envs, threads, steps, wall["MaskablePPO"], cpu["MaskablePPO"], "cpu")
+    yield Row("MaskablePPO, paired", config.num_envs, threads, steps, wall["MaskablePPO"], cpu["MaskablePPO"], "cpu")
     share = 100 * collect / max(wall["TorchPPO"], 1e-9)
     note = f"{device}, collect {share:.0f} %"
-    yield Row("TorchPPO, paired", config.n_envs, threads, steps, wall["TorchPPO"], cpu["TorchPPO"], note)
+    yield Row("TorchPPO, paired", config.num_envs, threads, steps, wall["TorchPPO"], cpu["TorchPPO"], note)

@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "train": (
         "agents.training.train",
-        "train MaskablePPO (configs/ppo.yaml) or RLlib PPO (configs/rllib_ppo.yaml) from a config file",
+        "train a config file's algo: MaskablePPO or TorchPPO (configs/ppo.yaml), RLlib PPO (configs/rllib_ppo.yaml)",
     ),
     "ship": (
         "agents.training.shipping",
@@ -87,7 +87,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     chosen = next((a for a in argv if not a.startswith("-")), None)
     for name, (module_name, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text)
         if name == chosen:
             require_extra(COMMAND_EXTRAS.get(name), name)
             module = importlib.import_module(module_name)

@@ -11,13 +11,16 @@ import copy
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from agents.storage.yamlfile import YAMLFileError, load_yaml
 
-from .train_config import RLLIB_ALGO, Config, ConfigError, RLlibConfig, RunConfig, TrainConfig, validate_section
+from .train_config import Config, ConfigError, RunConfig, config_model, validate_section
+
+if TYPE_CHECKING:
+    from forty_thieves_env.envs.resolved import ResolvedEnv
 
 DEFAULT_SECTION = "default"
 DEFAULT_ENV_ID = "FortyThieves-v0"
@@ -74,6 +77,10 @@ def resolve_section(raw: Mapping[str, Any], env_id: str, path: str = "config") -
     return deep_merge(default, section)
 
 
+#: Keys renamed since run folders were first written: an override of the old name sets the new one.
+RENAMED = {"n_envs": "num_envs"}
+
+
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``--set`` text ``a.b=value`` -> ``(["a", "b"], value)``, the value read as YAML."""
     key, sep, value = text.partition("=")
@@ -92,6 +99,7 @@ def apply_overrides(section: dict[str, Any], overrides: Sequence[str] | Mapping[
     items = overrides.items() if isinstance(overrides, Mapping) else (parse_override(t) for t in overrides)
     for key, value in items:
         parts = key.split(".") if isinstance(key, str) else list(key)
+        parts[0] = RENAMED.get(parts[0], parts[0])
         node = out
         for part in parts[:-1]:
             child = node.get(part)
@@ -113,8 +121,43 @@ def choose_env(raw: Mapping[str, Any], env_id: str | None) -> str:
 
 
 def model_for(section: Mapping[str, Any]) -> type[RunConfig]:
-    """The config model a merged section asks for by its ``algo``: RLlib's or :class:`TrainConfig`."""
-    return RLlibConfig if isinstance(section, Mapping) and section.get("algo") == RLLIB_ALGO else TrainConfig
+    """The config model a merged section asks for by its ``algo`` (:func:`config_model`)."""
+    return config_model(section)
+
+
+def load_env_config(
+    path: str | Path,
+    env_id: str | None = None,
+    overrides: Sequence[str] | Mapping[str, Any] = (),
+    model: type[Config] | None = None,
+    smoke: bool = False,
+) -> tuple[ResolvedEnv, Config]:
+    """Read ``path``, pick the env's section, merge ``default``, apply overrides, check every key;
+    resolve the env id with the section's ``env_kwargs`` once.
+
+    Each section is checked against ``model``, else against the model its ``algo`` asks for
+    (:func:`config_model`), so one read of the file tells the trainer and checks its keys. Every
+    env section of the file is checked (so a typo elsewhere in the file is found now, not on
+    the day that section is trained). With ``smoke``, the section's :meth:`RunConfig.smoke`
+    overrides go under ``overrides``. Returns ``(env, config)``: the
+    :class:`~forty_thieves_env.envs.resolved.ResolvedEnv` every consumer of the run is handed,
+    and the config.
+
+    Raises:
+        ConfigError: naming the file, the section, the key and the fix.
+    """
+    raw = read_config_file(path)
+    env_id = choose_env(raw, env_id)
+    for other in env_sections(raw):
+        section = resolve_section(raw, other, str(path))
+        validate_section(section, f"{path} [{other}]", model)
+    where = f"{path} [{env_id}]"
+    section = resolve_section(raw, env_id, str(path))
+    if smoke:
+        section = apply_overrides(section, validate_section(section, where, model).smoke())
+    section = apply_overrides(section, overrides)
+    config = validate_section(section, where, model)
+    return resolve_env(env_id, config, where), config  # type: ignore[return-value]
 
 
 def load_config(
@@ -123,42 +166,20 @@ def load_config(
     overrides: Sequence[str] | Mapping[str, Any] = (),
     model: type[Config] | None = None,
 ) -> tuple[str, Config]:
-    """Read ``path``, pick the env's section, merge ``default``, apply overrides, check every key.
-
-    Each section is checked against ``model``, else against the model its ``algo`` asks for
-    (:func:`model_for`: ``RLlibPPO`` is an :class:`RLlibConfig`, anything else a
-    :class:`TrainConfig`), so one read of the file tells the trainer and checks its keys. Every
-    env section of the file is checked (so a typo elsewhere in the file is found now, not on
-    the day that section is trained). Returns ``(env_id, config)``.
-    """
-    raw = read_config_file(path)
-    env_id = choose_env(raw, env_id)
-    for other in env_sections(raw):
-        section = resolve_section(raw, other, str(path))
-        validate_section(section, f"{path} [{other}]", model or model_for(section))
-    section = apply_overrides(resolve_section(raw, env_id, str(path)), overrides)
-    config = validate_section(section, f"{path} [{env_id}]", model or model_for(section))
-    if isinstance(config, TrainConfig):  # RLlib builds its env in its runners, flat
-        check_env_kwargs(env_id, config, f"{path} [{env_id}]")
-    return env_id, config  # type: ignore[return-value]
+    """:func:`load_env_config` without the resolved env: ``(env_id, config)``."""
+    env, config = load_env_config(path, env_id, overrides, model)
+    return env.env_id, config
 
 
-def check_env_kwargs(env_id: str, config: TrainConfig, where: str = "config") -> None:
-    """Build the env once with ``env_kwargs``: a bad option fails here, naming ``env_kwargs``."""
-    import gymnasium as gym
-
-    import forty_thieves_env  # noqa: F401  (registers the ids)
+def resolve_env(env_id: str, config: RunConfig, where: str = "config") -> ResolvedEnv:
+    """The run's env: ``env_id`` with the config's ``env_kwargs`` (and what its trainer adds), checked
+    without building an env (a bad option fails here, naming ``env_kwargs``)."""
+    from forty_thieves_env.envs.resolved import ResolvedEnv
 
     try:
-        gym.make(env_id, **config.env_kwargs).close()
+        return ResolvedEnv.resolve(env_id, {**config.env_kwargs, **config.env_options()})
     except (TypeError, ValueError) as err:
-        raise ConfigError(f"{where}: env_kwargs: {err}") from None
-    critic_stock = getattr(config.policy_kwargs.features_extractor_kwargs, "critic_stock", 0)
-    if critic_stock and config.env_kwargs.get("observation", "dict") != "oracle":
-        raise ConfigError(
-            f"{where}: policy_kwargs.features_extractor_kwargs.critic_stock: {critic_stock} needs "
-            "env_kwargs.observation: oracle (the critic reads the stock from it)"
-        )
+        raise ConfigError(f"{where}: {err}") from None
 
 
 def dump_config(env_id: str, config: RunConfig) -> str:

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from .messages import MODELS, format_errors
+from .messages import format_errors
+from .policy_config import PolicyKwargs, Strict
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _SCHEDULE = re.compile(rf"^(?:lin_({_NUMBER})(?:_({_NUMBER}))?|({_NUMBER}))$")
@@ -72,103 +73,7 @@ class LinearSchedule:
 Schedule = float | str
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, validate_default=True)
-
-
-class NetArch(_Strict):
-    """Separate hidden layers for the policy (``pi``) and the value function (``vf``)."""
-
-    pi: list[int] = Field(default_factory=lambda: [256, 256])
-    vf: list[int] = Field(default_factory=lambda: [256, 256])
-
-
-class EmbeddingKwargs(_Strict):
-    """Options of :class:`agents.training.networks.card_embedding.CardEmbeddingExtractor` (ignored by ``mlp``)."""
-
-    embed_dim: int = Field(16, ge=1, le=256)  # size of a card code's embedding (one table for all slots)
-    column_dim: int = Field(64, ge=1, le=1024)  # features per column, one network shared by all columns
-    waste_cards: int = Field(8, ge=1, le=64)  # top waste cards seen one by one (the rest as a bag)
-    features_dim: int = Field(256, ge=1, le=4096)  # output size of the extractor
-
-
-class ScorerKwargs(_Strict):
-    """Options of :class:`agents.training.networks.move_scorer.MoveScorer` (``features_extractor: move_scorer``)."""
-
-    embed_dim: int = Field(16, ge=1, le=256)  # size of a card's embedding and of its distance-from-home one
-    top_cards: int = Field(4, ge=1, le=64)  # slots from the top of a column read one by one
-    waste_cards: int = Field(3, ge=1, le=64)  # top waste cards read one by one
-    hidden: int = Field(64, ge=1, le=1024)  # width of the column, waste, table vectors and the move scorers
-    rank: int = Field(16, ge=1, le=256)  # source and destination vectors whose dot product scores a column pair
-    value_dim: int = Field(64, ge=1, le=1024)  # value features under SB3's value layer
-
-
-class LookupKwargs(_Strict):
-    """Options of :class:`.networks.lookup_scorer.LookupScorer` (``features_extractor: lookup_scorer``)."""
-
-    top_cards: int = Field(3, ge=1, le=64)  # slots from the top of a column whose facts are read
-    waste_cards: int = Field(2, ge=1, le=64)  # top waste cards whose facts are read
-    hidden: int = Field(48, ge=1, le=1024)  # width of the column and table vectors
-    rank: int = Field(8, ge=1, le=256)  # source and destination vectors whose dot product scores a column pair
-    value_dim: int = Field(64, ge=1, le=1024)  # value features under SB3's value layer
-    critic_stock: int = Field(0, ge=0, le=1024)  # next stock cards the value reads (asymmetric critic, oracle obs)
-
-
-#: The options model of each network that takes options.
-EXTRACTOR_KWARGS: dict[str, type[_Strict]] = {
-    "card_embedding": EmbeddingKwargs,
-    "move_scorer": ScorerKwargs,
-    "lookup_scorer": LookupKwargs,
-}
-
-
-class PolicyKwargs(_Strict):
-    """The policy network."""
-
-    features_extractor: Literal["card_embedding", "mlp", "move_scorer", "lookup_scorer"] = "card_embedding"
-    features_extractor_kwargs: EmbeddingKwargs | ScorerKwargs | LookupKwargs = Field(default_factory=EmbeddingKwargs)
-    net_arch: list[int] | NetArch = Field(default_factory=lambda: [256, 256])
-    activation_fn: Literal["tanh", "relu"] = "tanh"
-    ortho_init: bool = True
-
-    @model_validator(mode="before")
-    @classmethod
-    def _kwargs_default(cls, data: Any) -> Any:
-        # null: the chosen extractor's defaults; mlp has no options, so whatever is given is unused.
-        if isinstance(data, Mapping) and (
-            data.get("features_extractor_kwargs", 0) is None or data.get("features_extractor") == "mlp"
-        ):
-            data = {k: v for k, v in data.items() if k != "features_extractor_kwargs"}
-        return data
-
-    @model_validator(mode="after")
-    def _kwargs_of_extractor(self) -> PolicyKwargs:
-        # The union takes the first options model that fits; the extractor says which it must be.
-        kwargs = self.features_extractor_kwargs
-        want = EXTRACTOR_KWARGS.get(self.features_extractor, EmbeddingKwargs)
-        if not isinstance(kwargs, want):
-            given = kwargs.model_dump(include=kwargs.model_fields_set)
-            try:
-                self.features_extractor_kwargs = want(**given)
-            except ValidationError as e:
-                names = ", ".join(want.model_fields)
-                bad = ", ".join(str(err["loc"][0]) for err in e.errors())
-                raise ValueError(
-                    f"features_extractor_kwargs {bad} do not apply to {self.features_extractor} (its options: "
-                    f"{names}; policy_kwargs.features_extractor_kwargs=null gives its defaults)"
-                ) from None
-        return self
-
-    @field_validator("net_arch")
-    @classmethod
-    def _positive_layers(cls, v: list[int] | NetArch) -> list[int] | NetArch:
-        layers = v if isinstance(v, list) else [*v.pi, *v.vf]
-        if any(n < 1 for n in layers):
-            raise ValueError("layer sizes must be at least 1")
-        return v
-
-
-class Imitation(_Strict):
+class Imitation(Strict):
     """A warm start by imitation before PPO (:mod:`agents.training.imitation`)."""
 
     teacher: str = "heuristic"  # a registered agent that reads the Dict observation (heuristic, lookahead)
@@ -186,18 +91,21 @@ class Imitation(_Strict):
     workers: int = Field(2, ge=1)  # processes playing the games
 
 
-class RunConfig(_Strict):
+class RunConfig(Strict):
     """What every trainer's settings share: the family's base model.
 
-    :class:`TrainConfig` (MaskablePPO and TorchPPO) and
-    :class:`RLlibConfig` (RLlib PPO, trained by :mod:`agents.training.rllib`) derive from it, so that the keys
-    that mean the same are declared, checked and loaded (:func:`load_config`) once.
+    :class:`MaskablePPOConfig`, :class:`TorchPPOConfig` (both a :class:`TrainConfig`) and
+    :class:`RLlibConfig` derive from it, so that the keys that mean the same are declared,
+    checked and loaded (:func:`~agents.configs.config_file.load_config`) once. A section's
+    ``algo`` says which model checks it (:data:`CONFIG_MODELS`, the discriminator of the union
+    :data:`AnyConfig`) and which trainer trains it (:mod:`agents.training.trainers`).
     """
 
     #: ``env_kwargs`` keys the trainer sets itself, and why (for the message naming one).
     TRAINER_SETS: ClassVar[tuple[str, ...]] = ("render_mode", "variant")
     TRAINER_SETS_WHY: ClassVar[str] = "the env id fixes the variant"
 
+    algo: str
     env_kwargs: dict[str, Any] = Field(default_factory=dict)  # gym.make keyword arguments
     n_epochs: int = Field(4, ge=1)  # passes over each rollout
     gae_lambda: float = Field(0.95, ge=0, le=1)
@@ -216,20 +124,40 @@ class RunConfig(_Strict):
         return v
 
     def problems(self) -> list[tuple[str, str]]:
-        """Rules between keys, as ``(key, message)`` pairs (empty when the config is consistent)."""
+        """Rules between keys, as ``(key, message)`` pairs (empty when the config is consistent);
+        each message ends with the fix."""
         return []
+
+    def env_options(self) -> dict[str, Any]:
+        """The env options the trainer adds to ``env_kwargs`` (RLlib's flat observation, say)."""
+        return {}
+
+    def smoke(self) -> dict[str, Any]:
+        """The overrides of ``forty-thieves train --smoke``: this config at a size that trains,
+        evaluates and saves in about a minute on one core (batch and rollout scaled together)."""
+        return {}
+
+
+#: The ``algo`` of the PPO trainers on an SB3 policy, and of RLlib's PPO.
+MASKABLE_ALGO, TORCH_ALGO, RLLIB_ALGO = "MaskablePPO", "TorchPPO", "RLlibPPO"
+#: The networks whose logits read only a player's fields of the oracle observation (their
+#: value may read the stock: an asymmetric critic); every other network would read hidden cards.
+ORACLE_SAFE_NETWORKS = ("lookup_scorer",)
 
 
 class TrainConfig(RunConfig):
-    """One training run's settings (one section of a config file after merging ``default``)."""
+    """The keys of the PPO trainers on an SB3 maskable policy: :class:`MaskablePPOConfig`
+    (sb3-contrib's MaskablePPO) and :class:`TorchPPOConfig` (the project's device-resident
+    PPO). The same network, imitation, evaluation and model files; a section's ``algo`` picks
+    one (MaskablePPO when it names none)."""
 
     TRAINER_SETS = ("render_mode", "deals", "variant")
     TRAINER_SETS_WHY = "the env id fixes the variant, evaluation the deals"
 
-    algo: Literal["MaskablePPO", "TorchPPO"] = "MaskablePPO"  # TorchPPO: games, rollouts, updates on the device
+    algo: Literal["MaskablePPO", "TorchPPO"] = MASKABLE_ALGO
     policy: Literal["MultiInputPolicy", "MlpPolicy"] = "MultiInputPolicy"
     n_timesteps: int = Field(1_000_000, ge=1)
-    n_envs: int = Field(8, ge=1, le=1_048_576)
+    num_envs: int = Field(8, ge=1, le=1_048_576)  # games stepped together (called n_envs before)
     vec_env: Literal["auto", "native", "dummy", "subproc"] = "auto"
     learning_rate: Schedule = "lin_3e-4"
     n_steps: int = Field(128, ge=1)
@@ -251,6 +179,16 @@ class TrainConfig(RunConfig):
     torch_threads: int = Field(2, ge=0)
     device: Literal["cpu", "cuda", "auto"] = "cpu"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        # Run folders and shipped models written before the rename say n_envs.
+        if isinstance(data, Mapping) and "n_envs" in data:
+            if "num_envs" in data:
+                raise ValueError("give num_envs only (n_envs is its old name)")
+            data = {("num_envs" if k == "n_envs" else k): v for k, v in data.items()}
+        return data
+
     @field_validator("learning_rate", "clip_range", "clip_range_vf")
     @classmethod
     def _schedule(cls, v: Schedule | None) -> Schedule | None:
@@ -268,11 +206,106 @@ class TrainConfig(RunConfig):
         return v
 
     def problems(self) -> list[tuple[str, str]]:
-        return cross_checks(self)
+        out = list(self.policy_kwargs.problems())
+        rollout = self.n_steps * self.num_envs
+        if self.batch_size > rollout:
+            out.append(
+                (
+                    "batch_size",
+                    f"{self.batch_size} is larger than a rollout (n_steps * num_envs = {rollout}): "
+                    f"--set batch_size={rollout} or less (--smoke: a tiny run of this config)",
+                )
+            )
+        observation = self.env_kwargs.get("observation", "dict")
+        if self.policy == "MlpPolicy" and observation != "flat":
+            out.append(("policy", "MlpPolicy reads the flat observation: --set env_kwargs.observation=flat"))
+        if self.policy == "MultiInputPolicy" and observation == "flat":
+            out.append(("policy", "the flat observation needs MlpPolicy: --set policy=MlpPolicy"))
+        name = self.policy_kwargs.features_extractor
+        if name != "mlp" and self.policy != "MultiInputPolicy":
+            out.append(
+                (
+                    "policy_kwargs.features_extractor",
+                    f"{name} reads the dict observation: --set policy=MultiInputPolicy",
+                )
+            )
+        if observation == "oracle" and name not in ORACLE_SAFE_NETWORKS:
+            # The policy's input would hold the hidden cards (stock, tableau_revealed): a player
+            # never sees them. Only a network whose logits read a player's fields may train on it.
+            out.append(
+                (
+                    "env_kwargs.observation",
+                    f"oracle holds the hidden cards, which the {name} network's logits would read: "
+                    "--set env_kwargs.observation=dict (only lookup_scorer's logits read a player's fields of it, "
+                    "its value the stock: critic_stock)",
+                )
+            )
+        critic_stock = getattr(self.policy_kwargs.features_extractor_kwargs, "critic_stock", 0)
+        if critic_stock and observation != "oracle":
+            out.append(
+                (
+                    "policy_kwargs.features_extractor_kwargs.critic_stock",
+                    f"{critic_stock} reads the stock from the oracle observation: "
+                    "--set env_kwargs.observation=oracle, or critic_stock: 0",
+                )
+            )
+        return out
+
+    def smoke(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "n_timesteps": 2048,
+            "num_envs": 16,
+            "n_steps": 32,
+            "batch_size": 256,
+            "eval_freq": 1024,
+            "n_eval_episodes": 10,
+            "save_freq": 1024,
+            "final_eval_episodes": 10,
+            "torch_threads": 1,
+        }
+        if self.imitation is not None:
+            out["imitation"] = {
+                **self.imitation.model_dump(),
+                **dict(games=4, epochs=1, dagger_rounds=min(self.imitation.dagger_rounds, 1), dagger_games=4),
+                **dict(dagger_epochs=1, workers=1),
+            }
+        return out
 
 
-#: The ``algo`` of an RLlib PPO config (:mod:`agents.training.rllib` trains it).
-RLLIB_ALGO = "RLlibPPO"
+class MaskablePPOConfig(TrainConfig):
+    """sb3-contrib's MaskablePPO (``algo: MaskablePPO``, the default): :class:`TrainConfig`'s keys."""
+
+    algo: Literal["MaskablePPO"] = MASKABLE_ALGO
+
+    def problems(self) -> list[tuple[str, str]]:
+        out = super().problems()
+        if callable(parse_schedule(self.ent_coef)):
+            out.append(
+                (
+                    "ent_coef",
+                    f"a schedule ({self.ent_coef}) needs algo TorchPPO (--set algo=TorchPPO); "
+                    "MaskablePPO takes a number",
+                )
+            )
+        return out
+
+
+class TorchPPOConfig(TrainConfig):
+    """The project's PPO with games, rollouts and updates on one torch device (``algo: TorchPPO``,
+    :mod:`agents.training.torch_ppo`): :class:`TrainConfig`'s keys; ``ent_coef`` may be a schedule."""
+
+    algo: Literal["TorchPPO"] = TORCH_ALGO
+
+    def problems(self) -> list[tuple[str, str]]:
+        out = super().problems()
+        if self.vec_env in ("dummy", "subproc"):
+            out.append(
+                (
+                    "vec_env",
+                    f"{self.vec_env} is an SB3 VecEnv; TorchPPO steps its own batch of games: --set vec_env=auto",
+                )
+            )
+        return out
 
 
 class RLlibConfig(RunConfig):
@@ -294,6 +327,8 @@ class RLlibConfig(RunConfig):
     num_env_runners: int = Field(1, ge=0)  # env runner actors (0: sample in the driver)
     num_envs_per_env_runner: int = Field(4, ge=1)
     checkpoint_freq: int = Field(0, ge=0)  # save a checkpoint every this many iterations (0: only at the end)
+    eval_freq: int = Field(0, ge=0)  # evaluate on the validation deals every this many iterations (0: never)
+    n_eval_episodes: int = Field(100, ge=1, le=1000)  # the first N validation deals, the same every evaluation
     ray_address: str | None = None  # null: a local Ray instance; auto, ray://HOST:PORT or HOST:PORT: a cluster
     num_cpus: int | None = Field(None, ge=1)  # the local instance's CPUs (null: every core)
 
@@ -313,40 +348,52 @@ class RLlibConfig(RunConfig):
 
     def problems(self) -> list[tuple[str, str]]:
         if self.batch_size > self.train_batch_size:
-            return [("batch_size", f"{self.batch_size} is larger than train_batch_size")]
+            return [
+                (
+                    "batch_size",
+                    f"{self.batch_size} is larger than train_batch_size: --set batch_size={self.train_batch_size}",
+                )
+            ]
         return []
 
+    def env_options(self) -> dict[str, Any]:
+        return {"observation": "flat"}  # what RLlib's MLP reads (agents/training/rllib_env.py)
 
-def cross_checks(config: TrainConfig) -> list[tuple[str, str]]:
-    """Rules between keys, as ``(key, message)`` pairs (empty when the config is consistent)."""
-    out = []
-    rollout = config.n_steps * config.n_envs
-    if config.batch_size > rollout:
-        out.append(("batch_size", f"{config.batch_size} is larger than a rollout (n_steps * n_envs = {rollout})"))
-    observation = config.env_kwargs.get("observation", "dict")
-    if config.policy == "MlpPolicy" and observation != "flat":
-        out.append(("policy", "MlpPolicy needs env_kwargs.observation: flat (dict observations need MultiInputPolicy)"))
-    if config.policy == "MultiInputPolicy" and observation == "flat":
-        out.append(("policy", "env_kwargs.observation flat needs policy MlpPolicy"))
-    if config.algo != "TorchPPO" and callable(parse_schedule(config.ent_coef)):
-        out.append(("ent_coef", f"a schedule ({config.ent_coef}) needs algo TorchPPO; MaskablePPO takes a number"))
-    if config.algo == "TorchPPO" and config.vec_env in ("dummy", "subproc"):
-        out.append(("vec_env", f"{config.vec_env} is an SB3 VecEnv; TorchPPO steps its own batch of games (auto)"))
-    name = config.policy_kwargs.features_extractor
-    # The lookup_scorer's logits read a player's fields only, so it may train on the oracle
-    # observation (its value then reads the stock: critic_stock); the other networks would
-    # read the hidden cards in their logits.
-    oracle_ok = name == "lookup_scorer"
-    wrong_obs = config.policy != "MultiInputPolicy" or (observation == "oracle" and not oracle_ok)
-    if name in EXTRACTOR_KWARGS and wrong_obs:
-        out.append(("policy_kwargs.features_extractor", f"{name} reads the dict observation (MultiInputPolicy)"))
+    def smoke(self) -> dict[str, Any]:
+        return {
+            "iterations": 1,
+            "train_batch_size": 256,
+            "batch_size": 64,
+            "num_env_runners": 0,
+            "num_envs_per_env_runner": 2,
+        }
 
-    return out
+
+#: The config model of each ``algo``: the discriminator of :data:`AnyConfig`. A new trainer's
+#: config model is added here, and the trainer in :data:`agents.training.trainers.TRAINERS`.
+CONFIG_MODELS: dict[str, type[RunConfig]] = {
+    MASKABLE_ALGO: MaskablePPOConfig,
+    TORCH_ALGO: TorchPPOConfig,
+    RLLIB_ALGO: RLlibConfig,
+}
+#: Any section of a config file, told apart by its ``algo``.
+AnyConfig = Annotated[MaskablePPOConfig | TorchPPOConfig | RLlibConfig, Field(discriminator="algo")]
+
+
+def config_model(section: Mapping[str, Any]) -> type[RunConfig]:
+    """The model that checks a merged section: the one its ``algo`` names (MaskablePPO when none).
+
+    Raises:
+        ConfigError: an ``algo`` no trainer has (naming the ones there are).
+    """
+    algo = section.get("algo", MASKABLE_ALGO) if isinstance(section, Mapping) else MASKABLE_ALGO
+    if algo not in CONFIG_MODELS:
+        raise ConfigError(f"algo: unknown {algo!r}; algos are {', '.join(CONFIG_MODELS)}")
+    return CONFIG_MODELS[algo]
 
 
 #: Keys a config may hold (for messages and ``--set``).
 TRAIN_KEYS = tuple(TrainConfig.model_fields)
-MODELS["NetArch"] = NetArch  # a union member whose keys messages may list
 
 
 # ----------------------------------------------------------------------------- loading
@@ -355,11 +402,17 @@ MODELS["NetArch"] = NetArch  # a union member whose keys messages may list
 Config = TypeVar("Config", bound=RunConfig)
 
 
-def validate_section(data: Mapping[str, Any], where: str = "config", model: type[Config] = TrainConfig) -> Config:  # type: ignore[assignment]
-    """A ``model`` (:class:`TrainConfig` unless told) from a merged section, or
-    :class:`ConfigError` naming the key."""
+def validate_section(data: Mapping[str, Any], where: str = "config", model: type[Config] | None = None) -> Config:
+    """A ``model`` (else the one the section's ``algo`` names: :func:`config_model`) from a merged
+    section, or :class:`ConfigError` naming the key and the fix."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: a section must be a mapping of keys to values, got {type(data).__name__}")
+    if model is None:
+        try:
+            model = config_model(data)  # type: ignore[assignment]
+        except ConfigError as err:
+            raise ConfigError(f"{where}: {err}") from None
+    assert model is not None
     try:
         config = model.model_validate(dict(data))
     except ValidationError as err:

@@ -46,6 +46,7 @@ from agents.evaluation.statistics import wilson_interval
 from agents.storage.files import check_writable
 from agents.sweeps.pool import add_sweep_arguments, deals_meta, parse_deals, run_jobs, worker_count
 from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
+from forty_thieves_env.envs.resolved import VARIANT_OPTIONS, ResolvedEnv
 
 from .games import GameResult, agent_seed
 from .outputs import check_fresh_out, default_out, write_results
@@ -128,7 +129,7 @@ def _worker_play(deal: int) -> GameResult:
 
 def evaluate(
     agent: str,
-    variant: str = "classic",
+    variant: str | ResolvedEnv = "classic",
     deals: str | Sequence[int] = "test",
     n: int | None = None,
     seed: int = 0,
@@ -142,8 +143,10 @@ def evaluate(
 
     Args:
         agent: A registered agent name (:func:`agents.players.base.make_agent`).
-        variant: A preset name, or a registered env id (``FortyThieves-Easy-v0``): its rules and
-            env options (:func:`forty_thieves_env.envs.registration.id_variant`) on the deals given.
+        variant: A preset name, a registered env id (``FortyThieves-Easy-v0``: its rules and env
+            options, :func:`forty_thieves_env.envs.registration.id_variant`), or a resolved env
+            (:class:`~forty_thieves_env.envs.resolved.ResolvedEnv`: an id with options, such as a
+            training run's ``redeals=1``), played on the deals given.
         deals: See :func:`parse_deals`; ``n`` keeps the first ``n``.
         seed: Base seed; deal ``d`` is played with ``agent_seed(seed, d)``.
         workers: Processes (default: every core); 1 plays in this process.
@@ -158,8 +161,13 @@ def evaluate(
     from forty_thieves_env.engine.variants import get_variant
     from forty_thieves_env.envs.registration import id_variant, is_env_id
 
-    env_id = variant if is_env_id(variant) else None
-    rules, env_options = id_variant(variant) if env_id else (get_variant(variant), {})
+    env_kwargs: dict[str, Any] = {}
+    if isinstance(variant, ResolvedEnv):
+        env_id, rules, env_kwargs = variant.env_id, variant.variant, dict(variant.env_kwargs)
+        env_options = {"winnable_only": True} if variant.options.winnable_only else {}
+    else:
+        env_id = variant if is_env_id(variant) else None
+        rules, env_options = id_variant(variant) if env_id else (get_variant(variant), {})
     variant_name = rules.name
     deal_list = parse_deals(deals, n)
     agent_kwargs = dict(agent_kwargs or {})
@@ -171,7 +179,7 @@ def evaluate(
         batched, batch_size = batched_options(agent_kwargs)
         if batched and ray is None:
             args = (rules, deals, deal_list, seed, max_moves, agent_kwargs, batch_size, progress)
-            return _with_env_id(_evaluate_batched(*args), env_id)
+            return _with_env_id(_evaluate_batched(*args), env_id, env_kwargs)
     workers = worker_count(workers, len(deal_list))
     # Build one player here first: a bad agent name or option fails before any worker starts.
     if agent == "ppo":  # the batched path's own options mean nothing to the agent
@@ -218,13 +226,15 @@ def evaluate(
     }
     if ray is not None:
         settings["ray"] = ray
-    return _with_env_id(Evaluation(settings, summarise(results, wall), results), env_id)
+    return _with_env_id(Evaluation(settings, summarise(results, wall), results), env_id, env_kwargs)
 
 
-def _with_env_id(evaluation: Evaluation, env_id: str | None) -> Evaluation:
-    """Record the env id an evaluation was asked by, where it was (its rules are the variant's)."""
+def _with_env_id(evaluation: Evaluation, env_id: str | None, env_kwargs: dict[str, Any]) -> Evaluation:
+    """Record the env id (and options) an evaluation was asked by, where it was (its rules are the variant's)."""
     if env_id is not None:
         evaluation.settings["env_id"] = env_id
+    if env_kwargs:
+        evaluation.settings["env_kwargs"] = env_kwargs
     return evaluation
 
 
@@ -387,7 +397,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from agents.players.base import agent_names
 
     parser.add_argument("--agent", default="heuristic", help=f"{', '.join(agent_names())} (default: heuristic)")
-    parser.add_argument("--variant", default="classic", help="preset name (default: classic)")
+    parser.add_argument(
+        "--variant", help="preset name (default: a --model's own rules, variant options included; else classic)"
+    )
     parser.add_argument("--env", help="a registered env id (FortyThieves-Easy-v0, ...): its rules, not --variant's")
     parser.add_argument("--deals", default="test", help="test (1..1000), validation (1001..2000), 1-50 or 3,17,99")
     parser.add_argument("--n", type=int, help="play only the first N deals")
@@ -424,24 +436,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def game_of(args: Any, agent_kwargs: dict[str, Any]) -> str | ResolvedEnv:
+    """What ``evaluate`` plays: ``--env`` or ``--variant`` when given, else the rules a ``--model``
+    was trained on (its metadata: env id and variant options), else classic."""
+    if args.env or args.variant:
+        return args.env or args.variant
+    model = agent_kwargs.get("model")
+    if model is not None:
+        from agents.players.shipped import resolve_model
+
+        info = resolve_model(model)[1]
+        if info is not None:
+            rules = {k: v for k, v in info.env_kwargs.items() if k in VARIANT_OPTIONS}
+            return ResolvedEnv.resolve(info.env_id, rules)
+    return "classic"
+
+
 def run_cli(args: Any) -> int:
     """The ``forty-thieves evaluate`` handler (arguments from :func:`add_arguments`)."""
     from forty_thieves_env.engine.variants import get_variant
 
-    variant = args.env or get_variant(args.variant).name  # what the folder's name and check call the game
+    agent_kwargs = agent_options(args)
+    game = game_of(args, agent_kwargs)
+    # What the folder's name and check call the game.
+    variant = game.env_id if isinstance(game, ResolvedEnv) else (args.env or get_variant(game).name)
     if args.out is None:
         args.out = str(default_out(args.agent, variant))
     check_fresh_out(args.out, args.agent, variant, args.force)  # before the games: none is played to be lost
     check_writable(args.out, "the results")
     evaluation = evaluate(
         args.agent,
-        args.env or args.variant,
+        game,
         args.deals,
         n=args.n,
         seed=args.seed,
         workers=args.workers,
         max_moves=args.max_moves,
-        agent_kwargs=agent_options(args),
+        agent_kwargs=agent_kwargs,
         progress=not args.quiet,
         ray=args.ray,
     )

@@ -32,6 +32,7 @@ from forty_thieves_env.engine.actions import n_actions
 from forty_thieves_env.engine.variants import PRESETS, Variant, get_variant
 from forty_thieves_env.envs.observation import observation_space
 from forty_thieves_env.envs.registration import ALL_IDS, id_kwargs, id_variant, is_env_id
+from forty_thieves_env.envs.resolved import VARIANT_OPTIONS, describe_variant
 
 #: The package's folder of shipped models (``FORTY_THIEVES_MODELS`` overrides it).
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
@@ -40,7 +41,6 @@ MODELS_ENV_VAR = "FORTY_THIEVES_MODELS"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 #: A run folder's models, in the order ``--model RUN`` prefers them.
 RUN_MODELS = ("best_model.zip", "final_model.zip")
-_VARIANT_OPTIONS = frozenset(f.name for f in dataclasses.fields(Variant)) - {"name"}
 
 
 class ModelInfo(BaseModel):
@@ -97,7 +97,7 @@ class ModelInfo(BaseModel):
 
     def game_variant(self) -> Variant:
         """The rules it was trained on: its id's (else its preset's), with the variant options of ``env_kwargs``."""
-        options = {k: v for k, v in self.env_kwargs.items() if k in _VARIANT_OPTIONS}
+        options = {k: v for k, v in self.env_kwargs.items() if k in VARIANT_OPTIONS}
         base = id_variant(self.env_id)[0] if is_env_id(self.env_id) else self.variant
         return get_variant(base, **options)
 
@@ -124,19 +124,6 @@ class ModelInfo(BaseModel):
         from agents.storage.files import write_json
 
         write_json(path, self.model_dump(mode="json"))
-
-
-def describe_variant(variant: Variant) -> str:
-    """``'classic'``, or ``'classic' with redeals=1`` for a preset with changed rules."""
-    base = PRESETS.get(variant.name)
-    if base is None or base == variant:
-        return repr(variant.name)
-    changed = [
-        f"{field}={getattr(variant, field)!r}"
-        for field in sorted(_VARIANT_OPTIONS)
-        if getattr(variant, field) != getattr(base, field)
-    ]
-    return f"{variant.name!r} with {', '.join(changed)}"
 
 
 # ------------------------------------------------------------------ finding models
@@ -330,7 +317,10 @@ def check_fit(observation: Any, action: Any, info: ModelInfo | None, variant: Va
     mode = space_mode(observation)
     if info is not None:
         if dataclasses.replace(info.game_variant(), name="") != dataclasses.replace(variant, name=""):
-            raise ValueError(f"{label} was trained on {info.describe()}, not {describe_variant(variant)}")
+            raise ValueError(
+                f"{label} was trained on {info.describe()}, not {describe_variant(variant)}: "
+                "leave out --variant and --env to play it on its own rules"
+            )
         if mode != info.observation:
             raise ValueError(
                 f"{label} was trained on the {info.observation!r} observation, but its zip reads "

@@ -1,7 +1,7 @@
 """MaskablePPO training: configs (:mod:`agents.configs`), the envs (:mod:`.envs`), callbacks
 (:mod:`.callbacks`), run folders (:mod:`.runs`), the policy networks (:mod:`.networks`), the
 imitation warm start (:mod:`.imitation`), the trainer and ``forty-thieves train`` (:mod:`.train`),
-the device-resident trainer (:mod:`.torch_ppo`, :mod:`.torch_run`), shipping a run
+the trainers by algo (:mod:`.trainers`; the device-resident PPO :mod:`.torch_ppo`), shipping a run
 (:mod:`.shipping`), the demo (:mod:`.demo`) and the notebook runner (:mod:`.notebooks`).
 torch and stable-baselines3 are imported only here and in :mod:`agents.players.ppo`.
 

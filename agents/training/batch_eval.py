@@ -23,34 +23,29 @@ import torch
 
 from forty_thieves_env.engine.deals import deal_split
 from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
-from forty_thieves_env.envs.torch_games import TorchGames
+from forty_thieves_env.envs.resolved import ResolvedEnv
 
 from .torch_ppo import masked_log_probs, sample_actions
 
 
 class ValidationGames:
-    """The first ``n`` validation deals of ``env_id``, played side by side (module docstring).
+    """The first ``n`` validation deals of the run's env, played side by side (module docstring).
 
     Args:
-        env_id: A registered env id.
+        env: The training run's env (its rules, observation and reward).
         n: Validation deals to play (the first ``n``).
-        env_kwargs: The training run's env options (observation, reward, variant options).
         device: The policy's device.
         num_threads: numba threads of a CPU step.
     """
 
-    def __init__(
-        self, env_id: str, n: int, env_kwargs: dict[str, Any], device: torch.device, num_threads: int | None = 1
-    ) -> None:
+    def __init__(self, env: ResolvedEnv, n: int, device: torch.device | str, num_threads: int | None = 1) -> None:
         self.deals = [int(d) for d in deal_split("validation")[:n]]
-        self.games = TorchGames(
+        self.games = env.torch_games(
             len(self.deals),
-            env_id,
             device=device,
             autoreset="next_step",
             max_episode_steps=MAX_EPISODE_STEPS,
             num_threads=num_threads,
-            **env_kwargs,
         )
 
     @torch.no_grad()

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from forty_thieves_env.envs.observation import O_NAMES, O_STOCK
+from forty_thieves_env.envs.resolved import ResolvedEnv
 
 FIELDS = O_NAMES[:O_STOCK]  # a player's observation fields (the oracle's come after)
 
@@ -92,16 +93,13 @@ _W: dict[str, Any] = {}
 
 
 def _init(
-    env_id: str, teacher: str, teacher_kwargs: dict[str, Any], student: str | None, gamma: float, idle_cut: int
+    env: ResolvedEnv, teacher: str, teacher_kwargs: dict[str, Any], student: str | None, gamma: float, idle_cut: int
 ) -> None:
-    import gymnasium as gym
-
-    import forty_thieves_env  # noqa: F401  (registers the ids)
     from agents.players.base import make_agent
 
-    env = gym.make(env_id)
-    variant = env.unwrapped.variant
-    _W.update(env=env, teacher=make_agent(teacher, variant, **teacher_kwargs), gamma=gamma, student=None)
+    game = env.derive(observation="dict").make()  # a player's view: what the teacher and the student read
+    variant = game.variant
+    _W.update(env=game, teacher=make_agent(teacher, variant, **teacher_kwargs), gamma=gamma, student=None)
     _W["idle_cut"] = idle_cut
     if student is not None:
         import torch
@@ -163,7 +161,7 @@ def _play(job: tuple[list[int], int, float]) -> Demonstrations:
 
 
 def collect(
-    env_id: str,
+    env: ResolvedEnv | str,
     deals: Sequence[int],
     teacher: str = "heuristic",
     *,
@@ -180,7 +178,8 @@ def collect(
     """The teacher's (or, with ``student``, the student's) games on ``deals``, labelled by the teacher.
 
     Args:
-        env_id: Registered env id (its variant; the ``Dict`` observation).
+        env: The run's env (its rules and reward; played with the ``Dict`` observation), or a
+            registered env id.
         deals: Deal numbers, one game each.
         teacher: Registered agent name.
         teacher_kwargs: The teacher's constructor options.
@@ -195,7 +194,9 @@ def collect(
         log: Progress lines (None: quiet).
     """
     jobs = [([int(d) for d in deals[i : i + chunk]], seed, beta) for i in range(0, len(deals), chunk)]
-    args = (env_id, teacher, dict(teacher_kwargs or {}), student, gamma, idle_cut)
+    if isinstance(env, str):
+        env = ResolvedEnv.resolve(env)
+    args = (env, teacher, dict(teacher_kwargs or {}), student, gamma, idle_cut)
     t0 = time.monotonic()
     parts: list[Demonstrations] = []
     if workers <= 1:  # in this process: put back the torch threads a student's _init sets to 1

@@ -18,19 +18,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from agents.configs.config_file import load_config, model_for
+from agents.configs.config_file import load_env_config
 from agents.configs.run_file import CONFIG_FILE, check_run_config
-from agents.configs.train_config import TrainConfig
+from agents.configs.train_config import RunConfig
 from agents.storage.files import DamagedFileError, LineLog, damaged, read_json, write_json
 from agents.storage.modelfile import check_model
 
+if TYPE_CHECKING:
+    from forty_thieves_env.envs.resolved import ResolvedEnv
+
 RUNS_DIR = Path("runs")
+FINAL_MODEL = "final_model.zip"
 CHECKPOINT_PREFIX = "rl_model"
 _CKPT = re.compile(rf"^{CHECKPOINT_PREFIX}_(\d+)_steps\.zip$")
-#: What to do about a damaged ``eval_state.json``.
-EVAL_STATE_ADVICE = "move it away to resume (the record of evaluations, and of which model is best, then starts afresh)"
 IMITATION_MODEL = "imitation_model.zip"
 IMITATION_INFO = "imitation.json"
 #: The suffix given to a damaged file set aside (kept for a look, never read again).
@@ -84,7 +86,7 @@ def library_versions() -> dict[str, Any]:
     return out
 
 
-def new_run_dir(runs_dir: Path, env_id: str, config: TrainConfig, name: str | None) -> Path:
+def new_run_dir(runs_dir: Path, env_id: str, algo: str, name: str | None) -> Path:
     """A new, empty run folder: ``runs_dir/name``, else ``runs_dir/<env>_<algo>_<time>``."""
     if name:
         run_dir = runs_dir / name
@@ -92,11 +94,11 @@ def new_run_dir(runs_dir: Path, env_id: str, config: TrainConfig, name: str | No
             raise ValueError(f"run folder {run_dir} exists: --resume {run_dir} to continue it, or another --name")
     else:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        run_dir = runs_dir / f"{env_id}_{config.algo}_{stamp}"
+        run_dir = runs_dir / f"{env_id}_{algo}_{stamp}"
         k = 1
         while run_dir.exists():
             k += 1
-            run_dir = runs_dir / f"{env_id}_{config.algo}_{stamp}-{k}"
+            run_dir = runs_dir / f"{env_id}_{algo}_{stamp}-{k}"
     run_dir.mkdir(parents=True, exist_ok=True)
     return run_dir
 
@@ -131,21 +133,18 @@ def find_last_checkpoint(run_dir: Path) -> Path | None:
 
 def read_run_config(
     run_dir: Path, env_id: str | None = None, overrides: Sequence[str] | Mapping[str, Any] = ()
-) -> tuple[str, TrainConfig]:
-    """A run folder's ``(env_id, config)``, checked whole (:func:`check_run_config`), with ``overrides``.
+) -> tuple[ResolvedEnv, RunConfig]:
+    """A run folder's ``(env, config)``, checked whole (:func:`check_run_config`), with ``overrides``.
 
     Raises:
-        ValueError: not a run folder, an RLlib run's, or a config of another env than ``env_id``.
+        ValueError: not a run folder, or a config of another env than ``env_id``.
         DamagedFileError: a damaged ``config.yaml``.
     """
     path = run_dir / CONFIG_FILE
-    run_env, section = next(iter(check_run_config(path).items()))
-    if model_for(section) is not TrainConfig:
-        why = "RLlib runs do not resume (its checkpoint/ loads with Algorithm.from_checkpoint)"
-        raise ValueError(f"--resume {run_dir}: {why}")
+    run_env = next(iter(check_run_config(path)))
     if env_id and env_id != run_env:
         raise ValueError(f"{run_dir} trains {run_env}, not {env_id}")
-    return load_config(path, run_env, overrides)
+    return load_env_config(path, run_env, overrides)
 
 
 # ------------------------------------------------------------------------- the record
@@ -157,9 +156,9 @@ def record_command(run_dir: Path, line: str) -> None:
         log.append(line)
 
 
-def write_versions(run_dir: Path) -> None:
-    """Write ``versions.json`` (:func:`library_versions`) atomically."""
-    write_json(run_dir / "versions.json", library_versions())
+def write_versions(run_dir: Path, extra: Mapping[str, Any] | None = None) -> None:
+    """Write ``versions.json`` (:func:`library_versions`, and a trainer's ``extra`` ones) atomically."""
+    write_json(run_dir / "versions.json", {**library_versions(), **(extra or {})})
 
 
 def make_logger(run_dir: Path, verbose: bool) -> Any:
@@ -223,17 +222,21 @@ class ResumePoint:
     run_dir: Path
     stage: Literal["start", "imitation", "checkpoint"]
     path: Path | None = None
+    done: int | None = None
 
     @property
     def steps(self) -> int:
-        """The PPO steps already trained (0 before the first checkpoint)."""
+        """The steps (RLlib: iterations) already trained: ``done`` when given, else those in the
+        checkpoint's name (0 before the first checkpoint)."""
+        if self.done is not None:
+            return self.done
         return (checkpoint_steps(self.path) or 0) if self.stage == "checkpoint" and self.path else 0
 
     def describe(self) -> str:
         """What ``--resume`` does from here, for the screen."""
         if self.stage == "checkpoint":
             assert self.path is not None
-            return f"continues from {self.path.relative_to(self.run_dir)} ({self.steps:,} steps)"
+            return f"continues from {self.path.relative_to(self.run_dir)} ({self.steps:,} trained)"
         if self.stage == "imitation":
             return f"starts PPO from the finished imitation ({IMITATION_MODEL})"
         return "starts the run again from its beginning (no stage had finished)"
@@ -290,13 +293,12 @@ def resume_point(run_dir: Path, imitation: bool, log: Callable[[str], None] = pr
     return ResumePoint(run_dir, "start")
 
 
-def resume_hint(run_dir: Path, config: TrainConfig) -> str:
-    """The last line of an interrupted run: the command that continues it, and from where."""
-    try:
-        point = resume_point(run_dir, config.imitation is not None, mend=False)
-    except DamagedFileError as err:
-        return f"interrupted; --resume cannot continue {run_dir} as it is: {err}"
+def resume_hint(run_dir: Path, point: ResumePoint | DamagedFileError, total: int) -> str:
+    """The last line of an interrupted run: the command that continues it, and from where
+    (``point``: where ``--resume`` would continue, or why it cannot)."""
+    if isinstance(point, DamagedFileError):
+        return f"interrupted; --resume cannot continue {run_dir} as it is: {point}"
     where = point.describe()
-    if point.steps >= config.n_timesteps:
+    if point.steps >= total:
         where += "; training is done: it runs the final evaluation"
     return f"to continue: forty-thieves train --resume {run_dir}  # {where}"

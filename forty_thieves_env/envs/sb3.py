@@ -86,13 +86,13 @@ class FortyThievesVecEnv(VecEnv):
     def __init__(
         self,
         num_envs: int,
-        variant: str | Variant = "classic",
+        variant: str | Variant | EnvOptions = "classic",
         *,
         max_episode_steps: int | None = MAX_EPISODE_STEPS,
         num_threads: int | None = None,
         **options: Any,
     ) -> None:
-        opts = EnvOptions.make(variant, **options)
+        opts = EnvOptions.of(variant, **options)
         b = self.batch = BatchGames(
             num_envs, opts, max_episode_steps=max_episode_steps, autoreset="same_step", num_threads=num_threads
         )

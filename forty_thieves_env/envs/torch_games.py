@@ -119,7 +119,7 @@ class TorchGames:
     def __init__(
         self,
         num_games: int,
-        variant: str | Variant = "classic",
+        variant: str | Variant | EnvOptions = "classic",
         *,
         device: str | torch.device = "cpu",
         seed: int | None = None,
@@ -133,7 +133,7 @@ class TorchGames:
             id_options = id_kwargs(str(variant))
             variant = id_options.pop("variant")
             options = {**id_options, **options}
-        opts = EnvOptions.make(variant, **options)
+        opts = EnvOptions.of(variant, **options)
         kwargs = dict(max_episode_steps=max_episode_steps, autoreset=autoreset)
         if self.device.type == "cuda":
             if opts.illegal_action == "raise":

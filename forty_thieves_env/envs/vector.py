@@ -123,7 +123,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
     def __init__(
         self,
         num_envs: int = 1,
-        variant: str | Variant = "classic",
+        variant: str | Variant | EnvOptions = "classic",
         *,
         max_episode_steps: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
@@ -133,7 +133,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
     ) -> None:
         mode = _autoreset_mode(autoreset_mode)
         check_flag(copy, "copy")
-        opts = EnvOptions.make(variant, **options)
+        opts = EnvOptions.of(variant, **options)
         b = self._batch = BatchGames(
             num_envs, opts, max_episode_steps=max_episode_steps, autoreset=_AUTORESET[mode], num_threads=num_threads
         )

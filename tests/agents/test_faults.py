@@ -148,7 +148,7 @@ def test_ctrl_c_in_the_imitation_leaves_a_folder_that_resume_continues(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, algo: str
 ) -> None:
     from agents.training import imitation
-    from agents.training import train as train_module
+    from agents.training import warm_start as warm_start_module
 
     overrides = [*TINY, *IMITATION, *(TORCH if algo == "TorchPPO" else [])]
 
@@ -181,17 +181,19 @@ def test_ctrl_c_in_the_imitation_leaves_a_folder_that_resume_continues(
     # Killed after the imitation, before PPO's first checkpoint: PPO starts from the imitation's model.
     shutil.rmtree(run / "checkpoints")
     _, config = read_run_config(run)
-    assert "starts PPO from the finished imitation (imitation_model.zip)" in resume_hint(run, config)
+    hint = resume_hint(run, resume_point(run, True, mend=False), config.n_timesteps)
+    assert "starts PPO from the finished imitation (imitation_model.zip)" in hint
 
     def no_imitation(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the finished imitation ran again")
 
-    monkeypatch.setattr(train_module, "warm_start", no_imitation)
+    monkeypatch.setattr(warm_start_module, "warm_start", no_imitation)
     logs.clear()
     train(resume=run, progress=False, log=logs.append)
     assert f"{run}: the imitation had finished; PPO starts from imitation_model.zip" in logs
     assert (run / "checkpoints" / "rl_model_64_steps.zip").is_file()
-    assert "training is done: it runs the final evaluation" in resume_hint(run, config)
+    done = resume_hint(run, resume_point(run, True, mend=False), config.n_timesteps)
+    assert "training is done: it runs the final evaluation" in done
 
 
 # ------------------------------------------------- 3. a config.yaml cut short

@@ -13,6 +13,7 @@ from typing import Any
 from torch import nn
 
 from agents.configs.train_config import TrainConfig, parse_schedule
+from forty_thieves_env.engine.variants import Variant
 from forty_thieves_env.envs.registration import id_variant
 
 from .card_embedding import CardEmbeddingExtractor
@@ -37,8 +38,9 @@ def policy_class_for(policy: str, policy_kwargs: object) -> Any:
     return policy
 
 
-def policy_kwargs_for(policy_kwargs: object, env_id: str | None = None) -> dict[str, object]:
-    """SB3 ``policy_kwargs`` from a :class:`agents.configs.train_config.PolicyKwargs` (``env_id``: its build rule)."""
+def policy_kwargs_for(policy_kwargs: object, variant: Variant | str | None = None) -> dict[str, object]:
+    """SB3 ``policy_kwargs`` from a :class:`agents.configs.train_config.PolicyKwargs` (``variant``, or an
+    env id: the scorers' build rule)."""
     from agents.configs.train_config import PolicyKwargs
 
     assert isinstance(policy_kwargs, PolicyKwargs)
@@ -50,8 +52,9 @@ def policy_kwargs_for(policy_kwargs: object, env_id: str | None = None) -> dict[
     }
     if policy_kwargs.features_extractor in SCORERS:  # their own layers: net_arch and activation unused
         kwargs = policy_kwargs.features_extractor_kwargs.model_dump()
-        if env_id is not None:
-            kwargs["alternate"] = id_variant(env_id)[0].build == "alternate"
+        if variant is not None:
+            rules = variant if isinstance(variant, Variant) else id_variant(variant)[0]
+            kwargs["alternate"] = rules.build == "alternate"
         return {"features_extractor_kwargs": kwargs}
     if policy_kwargs.features_extractor == "card_embedding":
         out["features_extractor_class"] = CardEmbeddingExtractor
@@ -74,8 +77,8 @@ _PPO_KEYS = (
 )
 
 
-def build_model(config: TrainConfig, venv: Any, seed: int, env_id: str | None = None) -> Any:
-    """MaskablePPO as the config says, on ``venv`` (``env_id``: the variant's build rule for the scorers)."""
+def build_model(config: TrainConfig, venv: Any, seed: int, variant: Variant | str | None = None) -> Any:
+    """MaskablePPO as the config says, on ``venv`` (``variant``, or an env id: the build rule for the scorers)."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -90,7 +93,7 @@ def build_model(config: TrainConfig, venv: Any, seed: int, env_id: str | None = 
         clip_range=parse_schedule(config.clip_range),
         clip_range_vf=None if config.clip_range_vf is None else parse_schedule(config.clip_range_vf),
         ent_coef=float(parse_schedule(config.ent_coef)),  # a number: cross_checks refuses a schedule here
-        policy_kwargs=policy_kwargs_for(config.policy_kwargs, env_id),
+        policy_kwargs=policy_kwargs_for(config.policy_kwargs, variant),
         seed=seed,
         verbose=0,
         **{key: getattr(config, key) for key in _PPO_KEYS},

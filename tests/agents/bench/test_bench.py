@@ -91,7 +91,7 @@ def test_summary_verdicts() -> None:
 def test_bench_pairs_the_two_trainers_on_a_config(capsys, one_torch_thread, tmp_path) -> None:
     config = tmp_path / "tiny.yaml"
     config.write_text(
-        "default:\n  n_envs: 4\n  n_steps: 16\n  batch_size: 32\n  n_epochs: 1\n  torch_threads: 1\n"
+        "default:\n  num_envs: 4\n  n_steps: 16\n  batch_size: 32\n  n_epochs: 1\n  torch_threads: 1\n"
         "  policy_kwargs: {features_extractor: lookup_scorer, features_extractor_kwargs: {hidden: 8}}\n"
         "FortyThieves-v0: {}\n"
     )

@@ -68,9 +68,10 @@ def test_default_is_merged_deeply_without_anchors(tmp_path: Path) -> None:
 
 
 def test_overrides_reach_nested_keys() -> None:
-    _, cfg = load_config(PPO_YAML, None, ["policy_kwargs.features_extractor=mlp", "n_envs=128", "learning_rate=1e-3"])
+    mlp = ["policy_kwargs.features_extractor=mlp", "env_kwargs.observation=dict"]
+    _, cfg = load_config(PPO_YAML, None, [*mlp, "num_envs=128", "learning_rate=1e-3"])
     assert cfg.policy_kwargs.features_extractor == "mlp"
-    assert cfg.n_envs == 128
+    assert cfg.num_envs == 128
     assert parse_schedule(cfg.learning_rate) == pytest.approx(1e-3)
 
 
@@ -102,7 +103,7 @@ def test_resolved_config_round_trips(tmp_path: Path) -> None:
         ("policy_kwargs.features_extractor_kwargs.embd=4", r"features_extractor_kwargs\.embd: unknown key"),
         ("policy_kwargs.net_arch={pi: [8], vff: [8]}", r"policy_kwargs\.net_arch\.vff: unknown key; did you mean vf\?"),
         ("n_steps=abc", r"n_steps: Input should be a valid integer \(got 'abc'\)"),
-        ("n_envs=true", r"n_envs: Input should be a valid integer"),
+        ("num_envs=true", r"num_envs: Input should be a valid integer"),
         ("gamma=high", r"gamma: Input should be a valid number"),
         ("gamma=1.5", r"gamma: Input should be less than or equal to 1"),
         ("policy_kwargs.net_arch=[64, x]", r"policy_kwargs\.net_arch\.1: Input should be a valid integer"),
@@ -115,10 +116,10 @@ def test_resolved_config_round_trips(tmp_path: Path) -> None:
         ("ent_coef=lin_x", r"ent_coef: 'lin_x' is not a number or a schedule"),
         ("ent_coef=lin_1e-2_1e-3", r"ent_coef: a schedule \(lin_1e-2_1e-3\) needs algo TorchPPO"),
         ("batch_size=100000", r"batch_size: 100000 is larger than a rollout"),
-        ("env_kwargs={reward: nope}", r"env_kwargs: unknown reward 'nope'"),
+        ("env_kwargs.reward=nope", r"env_kwargs: unknown reward 'nope'"),
         ("env_kwargs={deals: test}", r"env_kwargs: 'deals' is set by the trainer"),
-        ("env_kwargs={redeals: -3}", r"env_kwargs: .*redeals"),
-        ("algo=PPO", r"algo: Input should be 'MaskablePPO'"),
+        ("env_kwargs.redeals=-3", r"env_kwargs: .*redeals"),
+        ("algo=PPO", r"algo: unknown 'PPO'; algos are MaskablePPO, TorchPPO, RLlibPPO"),
     ],
 )
 def test_bad_values_are_refused_naming_the_key(override: str, message: str) -> None:
@@ -154,7 +155,8 @@ def test_unreadable_files(tmp_path: Path) -> None:
 
 
 def test_mlp_policy_needs_flat_observations() -> None:
-    with pytest.raises(ConfigError, match=r"policy: MlpPolicy needs env_kwargs\.observation: flat"):
+    flat = r"policy: MlpPolicy reads the flat observation: --set env_kwargs\.observation=flat"
+    with pytest.raises(ConfigError, match=flat):
         load_config(PPO_YAML, None, ["policy=MlpPolicy", "policy_kwargs.features_extractor=mlp"])
     _, cfg = load_config(
         PPO_YAML, None, ["policy=MlpPolicy", "policy_kwargs.features_extractor=mlp", "env_kwargs={observation: flat}"]
@@ -182,7 +184,7 @@ def test_cli_reports_a_bad_config(tmp_path: Path, capsys: pytest.CaptureFixture[
     ("text", "where", "problem"),
     [
         ("a: [1,\nb: 2\n", ":3:1:", "but got '<stream end>' (while parsing a flow sequence from line 1)"),
-        ("FortyThieves-v0:\n  n_envs: 8\n   seed: 1\n", ":3:8:", "mapping values are not allowed here"),
+        ("FortyThieves-v0:\n  num_envs: 8\n   seed: 1\n", ":3:8:", "mapping values are not allowed here"),
         ('a: "unclosed\n', ":2:1:", "found unexpected end of stream"),
         ("\tx: 1\n", ":1:1:", "found character '\\t' that cannot start any token"),
     ],

@@ -49,7 +49,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = tmp_path_factory.mktemp("runs") / "tiny_run"
     run_dir.mkdir()
     config = TrainConfig.model_validate(
-        {"seed": 7, "n_envs": 1, "n_steps": 16, "batch_size": 16, "policy_kwargs": {"features_extractor": "mlp"}}
+        {"seed": 7, "num_envs": 1, "n_steps": 16, "batch_size": 16, "policy_kwargs": {"features_extractor": "mlp"}}
     )
     (run_dir / "config.yaml").write_text(dump_config("FortyThieves-v0", config), encoding="utf-8")
     (run_dir / "command.txt").write_text("forty-thieves train configs/ppo.yaml --seed 7\n", encoding="utf-8")
@@ -240,7 +240,7 @@ def test_evaluate_plays_a_shipped_name(shipped: Path, tmp_path: Path, capsys: py
     out = tmp_path / "ev"
     args = ["evaluate", "--agent", "ppo", "--model", "tiny", "--deals", "1-2", "--workers=1", "--max-moves=20"]
     assert main([*args, "--quiet", "--out", str(out)]) == 0
-    assert "ppo on classic, 2 deals" in capsys.readouterr().out
+    assert "ppo on FortyThieves-v0, 2 deals" in capsys.readouterr().out  # the model's own env
     assert json.loads((out / "results.json").read_text())["settings"]["agent_options"] == {"model": "tiny"}
     args[args.index("tiny")] = "nope"
     assert main([*args, "--quiet", "--out", str(tmp_path / "ev2")]) == 2

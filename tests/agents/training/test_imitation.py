@@ -98,7 +98,7 @@ def test_train_warm_starts_from_the_config(tmp_path) -> None:
     config = {
         "default": {
             "n_timesteps": 64,
-            "n_envs": 2,
+            "num_envs": 2,
             "n_steps": 32,
             "batch_size": 32,
             "n_epochs": 1,

@@ -1,4 +1,4 @@
-"""RLlib PPO with action masks (agents/training/rllib.py, rllib_env.py): the env in RLlib's
+"""RLlib PPO with action masks (agents/training/trainers/rllib.py, rllib_env.py): the env in RLlib's
 action-masking convention, the config file, and a smoke run of two training iterations on a local
 Ray of 2 CPUs that takes no masked-out action."""
 
@@ -13,9 +13,8 @@ import pytest
 pytest.importorskip("ray.rllib")
 
 from agents.cli import main
-from agents.configs.config_file import load_config
+from agents.configs.config_file import load_config, load_env_config
 from agents.configs.train_config import ConfigError, RLlibConfig, TrainConfig
-from agents.training.rllib import load_rllib_config
 from agents.training.rllib_env import ActionMaskObservation, make_env
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -55,14 +54,15 @@ def test_config_file():
     assert isinstance(load_config(ROOT / "configs" / "ppo.yaml", "FortyThieves-Relaxed-v0")[1], TrainConfig)
     with pytest.raises(ConfigError, match="counts iterations, not steps"):
         load_config(CONFIG, None, ["n_timesteps=1000"])
-    env_id, config = load_rllib_config(CONFIG, "FortyThieves-Relaxed-v0", ["iterations=3"])
-    assert env_id == "FortyThieves-Relaxed-v0" and config.iterations == 3 and config.algo == "RLlibPPO"
+    env, config = load_env_config(CONFIG, "FortyThieves-Relaxed-v0", ["iterations=3"])
+    assert env.env_id == "FortyThieves-Relaxed-v0" and config.iterations == 3 and config.algo == "RLlibPPO"
+    assert env.observation == "flat"  # what RLlib's MLP reads: the trainer's option, not the config's
     with pytest.raises(ConfigError, match="lerning_rate: unknown key"):
-        load_rllib_config(CONFIG, None, ["lerning_rate=0.1"])
+        load_env_config(CONFIG, None, ["lerning_rate=0.1"])
     with pytest.raises(ConfigError, match="batch_size"):
-        load_rllib_config(CONFIG, None, ["batch_size=100000"])
+        load_env_config(CONFIG, None, ["batch_size=100000"])
     with pytest.raises(ConfigError, match="observation"):
-        load_rllib_config(CONFIG, None, ["env_kwargs.observation=dict"])
+        load_env_config(CONFIG, None, ["env_kwargs.observation=dict"])
 
 
 def test_two_iterations_learn_without_masked_actions(tmp_path, capsys):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.configs.config_file import load_config
+from agents.configs.config_file import load_env_config
 from agents.training.rollout import Rollout
 from agents.training.torch_ppo import (
     PPOSettings,
@@ -20,7 +20,7 @@ from agents.training.torch_ppo import (
     policy_forward,
     sample_actions,
 )
-from agents.training.torch_run import model_container, settings_of
+from agents.training.trainers.torch_ppo import TorchPPOTrainer, settings_of
 from forty_thieves_env.envs.torch_games import TorchGames
 
 PPO_YAML = Path(__file__).resolve().parents[3] / "configs" / "ppo.yaml"
@@ -28,7 +28,7 @@ PPO_YAML = Path(__file__).resolve().parents[3] / "configs" / "ppo.yaml"
 
 SMALL = [
     "imitation=null",
-    "n_envs=8",
+    "num_envs=8",
     "n_steps=16",
     "batch_size=32",
     "policy_kwargs.features_extractor_kwargs={hidden: 8, rank: 2, value_dim: 8, critic_stock: 4}",
@@ -37,9 +37,9 @@ SMALL = [
 
 def small_setup(overrides: list[str] = SMALL, env_id: str = "FortyThieves-v0") -> tuple:
     torch.manual_seed(0)
-    env_id, config = load_config(PPO_YAML, env_id, overrides)
-    model = model_container(config, env_id, "cpu")
-    games = TorchGames(config.n_envs, env_id, seed=5, num_threads=1, **config.env_kwargs)
+    env, config = load_env_config(PPO_YAML, env_id, overrides)
+    model = TorchPPOTrainer(env, config).fresh_model("cpu")
+    games = env.torch_games(config.num_envs, seed=5, num_threads=1)
     games.reset()
     return config, model, games
 
@@ -130,11 +130,11 @@ def test_collect_keeps_what_was_played_and_bootstraps_truncations() -> None:
     # A 3-step time limit: every game is truncated (not terminated) at steps 2, 5, 8, ...
     config, model, games = small_setup()
     games = TorchGames(
-        config.n_envs, "FortyThieves-v0", seed=5, num_threads=1, max_episode_steps=3, **config.env_kwargs
+        config.num_envs, "FortyThieves-v0", seed=5, num_threads=1, max_episode_steps=3, **config.env_kwargs
     )
     games.reset()
     ppo = TorchPPO(model.policy, games, settings_of(config), seed=0)
-    assert ppo.collect() == config.n_envs * config.n_steps
+    assert ppo.collect() == config.num_envs * config.n_steps
     r = ppo.rollout
     assert torch.equal(r.dones[2::3], torch.ones_like(r.dones[2::3]))
     assert float(r.dones.sum()) == r.dones[2::3].numel()
@@ -155,7 +155,7 @@ def test_update_moves_the_policy_and_stops_at_the_kl_limit() -> None:
     ppo = TorchPPO(model.policy, games, settings_of(config), seed=0)
     ppo.collect()
     stats = ppo.update(1.0)
-    assert stats["n_updates"] == config.n_steps * config.n_envs // config.batch_size
+    assert stats["n_updates"] == config.n_steps * config.num_envs // config.batch_size
     assert stats["learning_rate"] == config.learning_rate
     moved = [k for k, v in model.policy.state_dict().items() if not torch.equal(v, before[k])]
     assert moved, "the update changed no weight"
@@ -171,7 +171,7 @@ def test_update_moves_the_policy_and_stops_at_the_kl_limit() -> None:
 
 
 def test_settings_take_the_config_schedules() -> None:
-    _, config = load_config(PPO_YAML, "FortyThieves-v0", ["learning_rate=lin_1e-3", "clip_range_vf=0.5"])
+    _, config = load_env_config(PPO_YAML, "FortyThieves-v0", ["learning_rate=lin_1e-3", "clip_range_vf=0.5"])
     s = settings_of(config)
     assert isinstance(s, PPOSettings)
     assert s.learning_rate(1.0) == pytest.approx(1e-3) and s.learning_rate(0.5) == pytest.approx(5e-4)
@@ -199,9 +199,9 @@ def test_the_entropy_bonus_follows_its_schedule() -> None:
 def test_a_rollout_and_an_update_on_a_gpu() -> None:
     """On a GPU: the facts in torch equal the compiled ones for the games' observations, and a
     collect and an update run there (legal actions, finite losses, the weights move)."""
-    env_id, config = load_config(PPO_YAML, "FortyThieves-v0", [*SMALL, "n_envs=256", "batch_size=1024"])
-    model = model_container(config, env_id, "cuda")
-    games = TorchGames(config.n_envs, env_id, device="cuda", seed=5, **config.env_kwargs)
+    env, config = load_env_config(PPO_YAML, "FortyThieves-v0", [*SMALL, "num_envs=256", "batch_size=1024"])
+    model = TorchPPOTrainer(env, config).fresh_model("cuda")
+    games = env.torch_games(config.num_envs, device="cuda", seed=5)
     games.reset()
     fx = model.policy.features_extractor
     obs = {k: v.clone() for k, v in games.obs.items()}

@@ -79,7 +79,7 @@ def test_the_model_plays_through_evaluate(run: Path, tmp_path: Path, capsys: pyt
         ]
     )
     assert code == 0
-    assert "ppo on classic, 3 deals" in capsys.readouterr().out
+    assert "ppo on FortyThieves-v0, 3 deals" in capsys.readouterr().out  # the model's own env
 
 
 def test_resume_continues_the_count_and_the_evaluations(run: Path, tmp_path: Path) -> None:

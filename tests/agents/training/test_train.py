@@ -15,7 +15,6 @@ from tiny_training import IMITATION, PPO_YAML, ROLLOUT, RUN_FILES, network, sche
 
 from agents.cli import main
 from agents.configs.config_file import load_config
-from agents.training.envs import FixedDeals, eval_chunks
 from agents.training.runs import find_last_checkpoint
 from agents.training.train import train
 
@@ -44,7 +43,7 @@ def test_run_folder_holds_everything(run: Path) -> None:
 def test_resolved_config_is_what_trained(run: Path) -> None:
     env_id, cfg = load_config(run / "config.yaml")
     assert env_id == "FortyThieves-v0"
-    assert (cfg.n_timesteps, cfg.seed, cfg.n_envs, cfg.n_steps) == (256, 3, 2, 32)
+    assert (cfg.n_timesteps, cfg.seed, cfg.num_envs, cfg.n_steps) == (256, 3, 2, 32)
     raw = yaml.safe_load((run / "config.yaml").read_text())
     assert list(raw) == ["FortyThieves-v0"] and raw["FortyThieves-v0"]["learning_rate"] == 2e-3
     assert raw["FortyThieves-v0"]["imitation"]["games"] == 2
@@ -58,7 +57,9 @@ def test_logs_and_evaluations(run: Path) -> None:
     assert steps[-1] == 256 and steps == sorted(steps)
     assert "train/value_loss" in rows[-1]
     state = json.loads((run / "eval_state.json").read_text())
-    assert [e["timesteps"] for e in state["evaluations"]] == [128, 256]
+    # The start (the imitated network) begins the curve; the best is one PPO trained.
+    assert [e["timesteps"] for e in state["evaluations"]] == [0, 128, 256]
+    assert [e.get("start", False) for e in state["evaluations"]] == [True, False, False]
     assert all(e["episodes"] == 2 and e["win_rate"] is not None for e in state["evaluations"])
     assert state["best_timesteps"] in (128, 256)
     final = json.loads((run / "final_eval.json").read_text())
@@ -88,7 +89,7 @@ def test_resume_continues_from_the_last_checkpoint(run: Path, tmp_path: Path) ->
         steps = [int(float(r["time/total_timesteps"])) for r in csv.DictReader(f)]
     assert min(steps) > 256 and max(steps) == 384
     after = json.loads((copy / "eval_state.json").read_text())
-    assert [e["timesteps"] for e in after["evaluations"]] == [128, 256, 384]
+    assert [e["timesteps"] for e in after["evaluations"]] == [0, 128, 256, 384]
     # The best model only changes for a better mean reward than the best before the resume.
     assert after["best_mean_reward"] >= before["best_mean_reward"]
     info = json.loads((copy / "train_info.json").read_text())
@@ -114,7 +115,7 @@ def test_trained_model_plugs_into_evaluate(run: Path, tmp_path: Path, capsys: py
     out = tmp_path / "ev"
     args = ["evaluate", "--agent", "ppo", "--model", str(model), "--deals", "1-3", "--workers=1", "--max-moves=60"]
     assert main([*args, "--quiet", "--out", str(out)]) == 0
-    assert "ppo on classic, 3 deals" in capsys.readouterr().out
+    assert "ppo on FortyThieves-v0, 3 deals" in capsys.readouterr().out  # the model's own env
     rows = json.loads((out / "results.json").read_text())["results"]
     assert [r["deal"] for r in rows] == [1, 2, 3]
 
@@ -142,17 +143,6 @@ def test_ppo_agent_plays_legal_moves_and_checks_the_variant(run: Path) -> None:
     assert make_agent("ppo", "classic", model=str(run)).model is agent.model
 
 
-def test_fixed_deals_replays_the_same_deals() -> None:
-    import gymnasium as gym
-
-    env = FixedDeals(gym.make("FortyThieves-v0"), [1001, 1002])
-    seen = [env.reset()[1]["deal"] for _ in range(3)]
-    env.rewind()
-    seen.append(env.reset()[1]["deal"])
-    assert seen == [1001, 1002, 1001, 1001]
-    assert np.array_equal(env.action_masks(), env.unwrapped.action_masks())
-
-
 def test_demo_trains_then_compares(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -160,7 +150,7 @@ def test_demo_trains_then_compares(
 
     monkeypatch.setenv("FORTY_THIEVES_MODELS", str(tmp_path / "models"))  # nothing shipped: those rows skip
     (tmp_path / "models").mkdir()
-    tiny = ["n_envs=2", "n_steps=32", "batch_size=32", "torch_threads=1", "eval_freq=32", "n_eval_episodes=3"]
+    tiny = ["num_envs=2", "n_steps=32", "batch_size=32", "torch_threads=1", "eval_freq=32", "n_eval_episodes=3"]
     tiny.append("policy_kwargs.features_extractor_kwargs={hidden: 8, rank: 2, value_dim: 8}")
     result = run_demo(minutes=0.5, timesteps=64, n=2, workers=1, runs_dir=tmp_path, progress=False, overrides=tiny)
     out = capsys.readouterr().out
@@ -183,14 +173,6 @@ def test_demo_trains_then_compares(
     assert re.search(r"^heuristic +[0-2]/2 ", out, re.M)
     assert Path(result["run_dir"], "comparison.json").is_file()
     assert result["trained"]["num_timesteps"] >= 64
-
-
-def test_eval_chunks_play_every_deal_once() -> None:
-    for n, k in ((100, 10), (7, 3), (2, 2), (5, 1)):
-        chunks = eval_chunks(list(range(n)), k)
-        assert len(chunks) == k and [d for c in chunks for d in c] == list(range(n))
-        # evaluate_policy plays (n + i) // k episodes in env i
-        assert [len(c) for c in chunks] == [(n + i) // k for i in range(k)]
 
 
 def test_ppo_agent_moves_are_the_models(run: Path) -> None:
@@ -233,7 +215,7 @@ def test_a_trained_run_ships_and_plays_by_name(
     out = tmp_path / "ev"
     args = ["evaluate", "--agent", "ppo", "--model", "tiny", "--deals", "1-2", "--workers=1", "--max-moves=30"]
     assert main([*args, "--quiet", "--out", str(out)]) == 0
-    assert "ppo on classic, 2 deals" in capsys.readouterr().out
+    assert "ppo on FortyThieves-v0, 2 deals" in capsys.readouterr().out  # the model's own env
 
 
 ASYMMETRIC = [
@@ -295,7 +277,7 @@ def test_init_model_of_another_shape_is_refused(run: Path, tmp_path: Path) -> No
                 *TINY,
                 "imitation=null",
                 f"init_model={find_last_checkpoint(run)}",
-                "n_envs=2",
+                "num_envs=2",
                 "policy_kwargs.features_extractor_kwargs={hidden: 12, rank: 2, value_dim: 8}",
             ],
             total_timesteps=64,
@@ -310,7 +292,8 @@ def test_critic_stock_without_the_oracle_observation_is_refused(tmp_path: Path) 
     """Refused before anything is written: the run folder is not made."""
     from agents.configs.train_config import ConfigError
 
-    with pytest.raises(ConfigError, match=r"critic_stock: 8 needs env_kwargs.observation: oracle"):
+    refused = r"critic_stock: 8 reads the stock from the oracle observation: --set env_kwargs.observation=oracle"
+    with pytest.raises(ConfigError, match=refused):
         train(
             PPO_YAML,
             "FortyThieves-v0",

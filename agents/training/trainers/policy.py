@@ -1,0 +1,96 @@
+"""What the trainers of an SB3 maskable policy share (MaskablePPO and TorchPPO): the checks before
+a run, where its network starts, its periodic evaluation and where ``--resume`` continues."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agents.configs.train_config import TrainConfig
+
+from ..runs import ResumePoint, resume_point
+from ..warm_start import shared_weights, start_model
+from .base import Trainer
+
+
+def training_device(device: str) -> str:
+    """The config's ``device`` as a torch device name: ``auto`` is ``cuda`` when a GPU can run the games."""
+    if device != "auto":
+        return device
+    import torch
+
+    if not torch.cuda.is_available():
+        return "cpu"
+    try:
+        import numba.cuda  # noqa: F401
+    except ImportError:
+        return "cpu"
+    return "cuda"
+
+
+class PolicyTrainer(Trainer):
+    """A trainer of an SB3 maskable policy on a :class:`~agents.configs.train_config.TrainConfig`."""
+
+    config: TrainConfig
+
+    def check(self) -> None:
+        """Refuse a ``device`` this machine cannot train on and an ``init_model`` that does not
+        exist or does not fit the config's network, before anything is written."""
+        self.check_device()
+        if self.config.init_model is not None:
+            from agents.players.shipped import resolve_model
+
+            try:
+                resolve_model(self.config.init_model)
+            except ValueError as err:
+                raise ValueError(f"init_model: {err}") from None
+            shared_weights(self.fresh_model("cpu"), str(self.config.init_model))
+
+    def check_device(self) -> None:
+        """Refuse a ``device`` this machine cannot train on (the message names what is missing)."""
+        import torch
+
+        if self.config.device == "cuda" and not torch.cuda.is_available():
+            raise ValueError("device: cuda, but torch sees no CUDA GPU (a CUDA build of torch and an NVIDIA driver)")
+
+    def fresh_model(self, device: str) -> Any:
+        """A model of the config's network with fresh weights (the container the trainer saves)."""
+        raise NotImplementedError
+
+    def resume_point(self, run_dir: Path, log: Callable[[str], None] = print, mend: bool = True) -> ResumePoint:
+        return resume_point(run_dir, self.config.imitation is not None, log, mend)
+
+    def start_model(self, model: Any, start: ResumePoint) -> None:
+        """Bring a fresh model to where PPO starts (:func:`agents.training.warm_start.start_model`)."""
+        start_model(model, self.env, self.config, start, self.log)
+
+    def set_threads(self) -> None:
+        """torch on the config's number of threads (0: leave torch's default)."""
+        import torch
+
+        if self.config.torch_threads > 0:
+            torch.set_num_threads(self.config.torch_threads)
+
+    def validation(self, policy: Any, device: Any) -> Callable[[], Mapping[str, float]] | None:
+        """The periodic evaluation of ``policy`` (the live network): the first ``n_eval_episodes``
+        validation deals of the run's env, its most likely or a drawn move as
+        ``eval_deterministic`` says (None when ``eval_freq`` is 0)."""
+        config = self.config
+        if config.eval_freq <= 0:
+            return None
+        from ..batch_eval import ValidationGames
+        from ..torch_ppo import PolicyInputs
+
+        games = ValidationGames(self.env, config.n_eval_episodes, device)
+        inputs = PolicyInputs(policy)
+
+        def evaluate() -> Mapping[str, float]:
+            was_training = policy.training
+            policy.set_training_mode(False)
+            try:
+                return games.play(inputs.logits, config.eval_deterministic, config.seed)
+            finally:
+                policy.set_training_mode(was_training)
+
+        return evaluate
