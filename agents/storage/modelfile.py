@@ -16,8 +16,9 @@ extractor class, a learning-rate schedule) by module path. The shipped models an
 the networks moved into :mod:`agents.training.networks` (and the configs into :mod:`agents.configs`)
 name paths that are gone: :data:`MOVED_MODULES` and :data:`MOVED_NAMES` say where those live now, and
 every reader of ``data`` here (:func:`read_data`, :func:`open_model`, so :func:`load_model` and
-:mod:`agents.storage.policyfile`) unpickles through :func:`unpickle`, which answers them.
-(:func:`load_parameters` and :func:`read_parameters` read the tensors only, never ``data``.)
+:mod:`agents.storage.policyfile`) unpickles through :func:`unpickle`, which answers them; nothing
+is installed into the import system. (:func:`load_parameters` and :func:`read_parameters` read
+the tensors only, never ``data``.)
 """
 
 from __future__ import annotations
