@@ -35,7 +35,7 @@ from typing import Any
 
 from agents.players.shipped import NAME_PATTERN, ModelInfo, check_fit, info_from_run, models_dir, run_model
 from agents.storage.files import check_writable, write_bytes
-from agents.storage.modelfile import check_model
+from agents.storage.modelfile import check_model, open_model
 
 OPTIMIZER_ENTRY = "policy.optimizer.pth"
 
@@ -104,8 +104,6 @@ def ship_run(
         ValueError: a bad name, not a run folder, a name already shipped (without ``force``),
             or a model that does not fit its own metadata.
     """
-    from sb3_contrib import MaskablePPO
-
     if not NAME_PATTERN.match(name):
         raise ValueError(f"name {name!r}: use letters, digits, - and _ (at most 64, no dot or slash)")
     run_dir = Path(run_dir)
@@ -127,7 +125,7 @@ def ship_run(
     check_writable(out, "the shipped model")
     shrunk = io.BytesIO()
     shrink_zip(source, shrunk, keep_optimizer)
-    model = MaskablePPO.load(io.BytesIO(shrunk.getvalue()), device="cpu")
+    model = open_model(io.BytesIO(shrunk.getvalue()), device="cpu")  # old class paths answered
     check_fit(model.observation_space, model.action_space, info, info.game_variant(), f"the model at {source}")
     write_bytes(zip_path, shrunk.getvalue())
     info.write(json_path)
