@@ -11,8 +11,8 @@ The one place for what every caller of a MaskablePPO policy (an SB3 maskable act
 * **Its raw logits** (:func:`policy_logits`) for one observation or a batch, without masking
   or normalisation; and its logits with its values (:func:`policy_forward`,
   :class:`PolicyInputs`, the encoded inputs of :func:`encoder_of`) for a trainer.
-* **Masking** (:data:`MASKED_LOGIT`, :func:`masked_log_probs`, :func:`masked_entropy`): the
-  masked distribution sb3-contrib's MaskablePPO computes, in torch.
+* **Masking** (:data:`MASKED_LOGIT`, :func:`masked_logits`, :func:`masked_log_probs`,
+  :func:`masked_entropy`): the masked distribution sb3-contrib's MaskablePPO computes, in torch.
 * **Moves.** Greedy (:func:`greedy_actions`): the most likely legal action, the lowest index on
   a tie. Sampled, two ways: :func:`sample_actions`, the inverse-CDF draw with a
   ``torch.Generator`` that the trainer makes on the games' device; and the per-game draw with
@@ -219,6 +219,11 @@ class PolicyInputs:
 
 
 # ----- the masked distribution ---------------------------------------------------------------
+def masked_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """``logits`` with the illegal actions' (``~masks``) set to :data:`MASKED_LOGIT`, as sb3-contrib masks them."""
+    return logits.masked_fill(~masks, MASKED_LOGIT)
+
+
 def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``(log_probs, probs)``, both ``(B, n)``, of the policy restricted to the legal actions.
 
@@ -228,7 +233,7 @@ def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> tuple[torch.T
     normal ``exp`` on the CPU (5.6 ms against 0.4 ms for ``softmax`` over 8,192 x 112), where
     ``softmax`` gives the same exact zeros at full speed.
     """
-    masked = logits.masked_fill(~masks, MASKED_LOGIT)
+    masked = masked_logits(logits, masks)
     return torch.log_softmax(masked, dim=-1), torch.softmax(masked, dim=-1)
 
 

@@ -20,7 +20,7 @@ import torch
 from sb3_contrib.common.maskable.distributions import MaskableCategorical, MaskableCategoricalDistribution
 from torch.distributions import Distribution
 
-from agents.players.policy import MASKED_LOGIT, sample_actions
+from agents.players.policy import masked_logits, sample_actions
 
 
 class _MaskedCategorical(MaskableCategorical):
@@ -33,7 +33,7 @@ class _MaskedCategorical(MaskableCategorical):
             masked = logits
         else:
             self.masks = torch.as_tensor(masks, dtype=torch.bool, device=logits.device).reshape(logits.shape)
-            masked = logits.masked_fill(~self.masks, MASKED_LOGIT)
+            masked = masked_logits(logits, self.masks)
         # What Categorical.__init__ does with logits, with log_softmax for its logsumexp.
         self.logits = torch.log_softmax(masked, dim=-1)
         self._param = self.logits
