@@ -29,15 +29,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from forty_thieves_env.engine.variants import Variant
-from forty_thieves_env.envs.observation import O_NAMES, O_STOCK
 
 from .base import BaseAgent, Observation, legal_actions
+from .policy import actor_fields, greedy_actions, input_fields, policy_input, policy_logits, sample_move
 from .shipped import ModelInfo, check_fit, resolve_model
 
 _MODELS: dict[tuple[str, str], Any] = {}
-FLAT_FIELDS = O_NAMES[:O_STOCK]  # a player's fields, in the order a flat observation concatenates them
 
 
 def load_model(path: str | Path, device: str = "cpu") -> Any:
@@ -62,32 +62,6 @@ def _load_zip(path: Path, device: str) -> Any:
     if key not in _MODELS:
         _MODELS[key] = load_model(path, MODEL_ADVICE, device=device)
     return _MODELS[key]
-
-
-def actor_fields(model: Any) -> tuple[str, ...] | None:
-    """The fields a model's logits read when they are fewer than its observation space holds, else None.
-
-    A features extractor may say which fields its logits read (``actor_fields``: the
-    ``lookup_scorer``'s are a player's); a model trained on the ``oracle`` observation with
-    such an extractor reads the hidden cards only in its value, and plays from these fields.
-    """
-    fields = getattr(getattr(model.policy, "features_extractor", None), "actor_fields", None)
-    space = model.observation_space
-    if fields is None or not hasattr(space, "spaces") or set(space.spaces) <= set(fields):
-        return None
-    return tuple(fields)
-
-
-def policy_logits(policy: Any, obs: Any) -> Any:
-    """``(B, n) float32`` CPU tensor: a maskable policy's raw action logits for an input batch
-    (or one observation) as the model reads it, without masking or normalisation (which could
-    round two logits into a tie); no gradient."""
-    import torch
-
-    with torch.no_grad():
-        obs_t, _ = policy.obs_to_tensor(obs)
-        features = policy.extract_features(obs_t, policy.pi_features_extractor)
-        return policy.action_net(policy.mlp_extractor.forward_actor(features)).cpu()
 
 
 class PPOAgent(BaseAgent):
@@ -124,8 +98,6 @@ class PPOAgent(BaseAgent):
         self.temperature = float(temperature)
         if model is None:
             raise ValueError("the ppo agent needs a model: --model NAME (a shipped model), RUN/best_model.zip or RUN")
-        import torch
-
         if threads > 0:
             torch.set_num_threads(int(threads))
         path, info = resolve_model(model)
@@ -137,41 +109,39 @@ class PPOAgent(BaseAgent):
         self.deterministic = bool(deterministic)
         label = f"model {str(model)!r}" if info is not None and str(model) == info.name else f"the model at {path}"
         mode = check_fit(self.model.observation_space, self.model.action_space, info, self.variant, label)
-        self._flat = mode == "flat"  # built from the dict observation's fields
-        self._fields = actor_fields(self.model)  # None: every field of its observation space
-        if self._fields is not None:  # an asymmetric critic: the logits read a player's fields only
+        if actor_fields(self.model) is not None:  # an asymmetric critic: the logits read a player's fields only
             mode = "dict"
         if mode == "oracle":  # it needs the hidden cards: the evaluator makes its env so
             self.observation = "oracle"
         self._label = label
         self.policy = self.model.policy
         self.policy.set_training_mode(False)
+        self._reads = input_fields(self.policy)  # the dict observation's fields its logits read
+
+    def _logits(self, observation: Observation) -> torch.Tensor:
+        """``(1, n) float32`` tensor on the model's device: the logits of one observation."""
+        try:
+            batch = {k: np.asarray(observation[k])[None] for k in self._reads}
+        except KeyError as err:
+            raise ValueError(
+                f"{self._label} reads the {self.observation!r} observation; this one has no {err}: "
+                f"make the env with observation={self.observation!r}"
+            ) from None
+        return policy_logits(self.policy, policy_input(self.policy, batch))
 
     def logits(self, observation: Observation) -> np.ndarray:
         """``(n,) float32``: the policy's action logits for one observation (before masking)."""
-        obs: Any
-        if self._flat:
-            obs = np.concatenate([np.asarray(observation[k]).ravel() for k in FLAT_FIELDS])
-        else:
-            try:
-                fields = self._fields or self.model.observation_space.spaces
-                obs = {k: np.asarray(observation[k]) for k in fields}
-            except KeyError as err:
-                raise ValueError(
-                    f"{self._label} reads the {self.observation!r} observation; this one has no {err}: "
-                    f"make the env with observation={self.observation!r}"
-                ) from None
-        return policy_logits(self.policy, obs)[0].numpy()
+        return self._logits(observation)[0].cpu().numpy()
 
     def act(self, observation: Observation, action_mask: np.ndarray) -> int:
+        """The policy's most likely legal move, or one drawn with the agent's generator
+        (:func:`~.policy.greedy_actions`, :func:`~.policy.sample_move`)."""
         legal = legal_actions(action_mask)  # raises when the game is over
-        logits = self.logits(observation)[legal].astype(np.float64)
+        logits = self._logits(observation)
         if self.deterministic:
-            return int(legal[np.argmax(logits)])
-        if self.temperature != 1.0:
-            logits = logits / self.temperature
-        p = np.exp(logits - logits.max())
-        return int(self.rng.choice(legal, p=p / p.sum()))
+            mask = torch.from_numpy(np.asarray(action_mask, dtype=bool).reshape(1, -1))
+            return int(greedy_actions(logits, mask)[0])
+        return sample_move(logits[0].cpu().numpy(), legal, self.rng, self.temperature)
 
     def __repr__(self) -> str:
         return f"PPOAgent(variant={self.variant.name!r}, model={self.model_path!r}, deterministic={self.deterministic})"

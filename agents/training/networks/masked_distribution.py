@@ -7,7 +7,8 @@ than ``log_softmax`` over the same rows; and it samples with ``torch.multinomial
 times slower than a cumulative sum and a binary search. With a network as cheap as the
 scorers', that was a third of the training time. This distribution keeps the logits until
 the masks arrive, normalises the masked logits once with ``log_softmax`` and samples by
-inverse CDF. What it computes (log-probabilities, entropy, samples from the same
+inverse CDF (:func:`agents.players.policy.sample_actions`, the draw the ``TorchPPO`` trainer
+makes too). What it computes (log-probabilities, entropy, samples from the same
 distribution, modes) is the same, so a model trained with it loads and plays with the stock
 one and back.
 """
@@ -19,8 +20,7 @@ import torch
 from sb3_contrib.common.maskable.distributions import MaskableCategorical, MaskableCategoricalDistribution
 from torch.distributions import Distribution
 
-#: The logit of a masked-out action (sb3-contrib's value).
-MASKED_LOGIT = -1e8
+from agents.players.policy import masked_logits, sample_actions
 
 
 class _MaskedCategorical(MaskableCategorical):
@@ -33,7 +33,7 @@ class _MaskedCategorical(MaskableCategorical):
             masked = logits
         else:
             self.masks = torch.as_tensor(masks, dtype=torch.bool, device=logits.device).reshape(logits.shape)
-            masked = logits.masked_fill(~self.masks, MASKED_LOGIT)
+            masked = masked_logits(logits, self.masks)
         # What Categorical.__init__ does with logits, with log_softmax for its logsumexp.
         self.logits = torch.log_softmax(masked, dim=-1)
         self._param = self.logits
@@ -43,10 +43,8 @@ class _MaskedCategorical(MaskableCategorical):
     def sample(self, sample_shape: torch.Size = torch.Size()) -> torch.Tensor:  # noqa: B008 (torch's signature)
         if sample_shape != torch.Size():
             return super().sample(sample_shape)
-        cdf = self.probs.cumsum(-1)  # (B, A)
-        u = torch.rand((*cdf.shape[:-1], 1), dtype=cdf.dtype, device=cdf.device) * cdf[..., -1:]
-        # right=True: the first action whose cumulative probability exceeds u (never a masked one).
-        return torch.searchsorted(cdf, u, right=True).squeeze(-1).clamp(max=self._num_events - 1)
+        probs = self.probs  # (B, A): the batch's logits are viewed as (-1, A)
+        return sample_actions(probs.reshape(-1, self._num_events)).reshape(probs.shape[:-1])
 
 
 class OnceMaskedCategoricalDistribution(MaskableCategoricalDistribution):

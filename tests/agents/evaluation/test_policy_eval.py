@@ -131,3 +131,124 @@ def test_cli(dict_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str
     )
     assert main([*base, "--opt", "bogus=1", "--out", str(tmp_path / "c")]) == 2
     assert "bogus" in capsys.readouterr().err
+
+
+# ----- play_policy: the one batched evaluation, with a live policy ---------------------------
+def _live_policy(variant: str = "classic", seed: int = 1, **env_options):
+    """A fresh MaskablePPO model's policy, in training mode as a trainer holds it between updates."""
+    from forty_thieves_env.envs.env import FortyThievesEnv
+
+    env = FortyThievesEnv(variant, **env_options)
+    model = sb3_contrib.MaskablePPO(
+        "MultiInputPolicy", env, seed=seed, policy_kwargs={"net_arch": [32]}, n_steps=64, device="cpu"
+    )
+    model.policy.set_training_mode(True)
+    return model.policy
+
+
+def _gym_game(policy, env_id: str, env_kwargs: dict, deal: int, seed: int, deterministic: bool, max_moves: int):
+    """One deal in ``gym.make(env_id, **env_kwargs)``, the moves chosen as the per-game ppo agent chooses them.
+
+    Returns the row's figures and the sum of the env's rewards.
+    """
+    import gymnasium as gym
+    import numpy as np
+
+    from agents.evaluation.games import agent_seed
+    from agents.players.policy import greedy_actions, policy_input, policy_logits, sample_move
+
+    env = gym.make(env_id, **env_kwargs)
+    rng = np.random.default_rng(agent_seed(seed, deal))
+    obs, info = env.reset(options={"deal": deal})
+    total, moves, terminated = 0.0, 0, False
+    while moves < max_moves:
+        logits = policy_logits(policy, policy_input(policy, {k: v[None] for k, v in obs.items()}))
+        mask = info["action_mask"]
+        if deterministic:
+            action = int(greedy_actions(logits, torch.from_numpy(mask[None]))[0])
+        else:
+            action = sample_move(logits[0].numpy(), np.flatnonzero(mask), rng)
+        obs, reward, terminated, truncated, info = env.step(action)
+        total += float(reward)
+        moves += 1
+        if terminated or truncated:
+            break
+    env.close()
+    row = (deal, bool(info["won"]), int(info["cards_on_foundations"]), moves, not terminated)
+    return row, total
+
+
+def _figures(games):
+    return [
+        (g.result.deal, g.result.won, g.result.cards_on_foundations, g.result.moves, g.result.truncated) for g in games
+    ]
+
+
+def test_live_policy_greedy_figures_equal_the_validation_games() -> None:
+    """On the first validation deals, greedy play gives ValidationGames' figures; the policy's
+    training mode and torch's threads are as they were."""
+    from agents.evaluation.policy_eval import eval_figures, play_policy
+    from agents.players.policy import PolicyInputs
+    from agents.training.batch_eval import ValidationGames
+    from forty_thieves_env.engine.deals import deal_split
+    from forty_thieves_env.envs.options import EnvOptions
+
+    env_kwargs = {"reward": "score"}
+    policy = _live_policy(**env_kwargs)
+    validation = ValidationGames("FortyThieves-v0", 8, env_kwargs, torch.device("cpu"))
+    policy.set_training_mode(False)
+    want = validation.play(PolicyInputs(policy).logits, deterministic=True)
+    policy.set_training_mode(True)
+    torch.set_num_threads(2)
+    deals = [int(d) for d in deal_split("validation")[:8]]
+    games = play_policy(policy, EnvOptions.make("classic", **env_kwargs), deals, seed=0, deterministic=True)
+    assert policy.training and all(m.training for m in policy.modules())
+    assert torch.get_num_threads() == 2
+    torch.set_num_threads(1)
+    got = eval_figures(games)
+    assert got == pytest.approx(want, rel=1e-12, abs=0)
+    assert got["mean_reward"] != 0 and got["episodes"] == 8
+    assert [g.result.deal for g in games] == deals
+
+
+@pytest.mark.parametrize(
+    ("variant", "env_kwargs"),
+    [("classic", {"redeals": 1, "reward": "score"}), ("relaxed", {"reward": "win"})],
+)
+def test_non_default_options_play_their_rules_and_rewards(variant: str, env_kwargs: dict) -> None:
+    """A policy on non-default options plays those rules; each game's return is the sum of the
+    env's rewards in gym.make of the same options with the same moves."""
+    from agents.evaluation.policy_eval import play_policy
+    from forty_thieves_env.envs.options import EnvOptions
+
+    env_id = {"classic": "FortyThieves-v0", "relaxed": "FortyThieves-Relaxed-v0"}[variant]
+    policy = _live_policy(variant, **env_kwargs)
+    deals, seed, max_moves = [3, 11, 12, 40], 7, 400
+    options = EnvOptions.make(variant, **env_kwargs)
+    for deterministic in (False, True):
+        games = play_policy(
+            policy, options, deals, seed=seed, deterministic=deterministic, max_moves=max_moves, batch_size=3
+        )
+        one_by_one = [_gym_game(policy, env_id, env_kwargs, d, seed, deterministic, max_moves) for d in deals]
+        assert _figures(games) == [row for row, _ in one_by_one]
+        assert [g.reward for g in games] == [total for _, total in one_by_one]
+    if variant == "classic":  # the redeal changes the games: the options are not ignored
+        plain = play_policy(policy, "classic", deals, seed=seed, deterministic=False, max_moves=max_moves)
+        games = play_policy(policy, options, deals, seed=seed, deterministic=False, max_moves=max_moves)
+        assert _figures(plain) != _figures(games)
+
+
+def test_play_policy_refuses_a_policy_of_other_options() -> None:
+    from agents.evaluation.policy_eval import play_policy
+    from forty_thieves_env.envs.options import EnvOptions
+
+    oracle = _live_policy(observation="oracle")
+    with pytest.raises(ValueError, match="needs options with observation='oracle'"):
+        play_policy(oracle, EnvOptions.make("classic"), [1], seed=0, deterministic=True)
+    assert play_policy(
+        oracle, EnvOptions.make("classic", observation="oracle"), [1], seed=0, deterministic=True, max_moves=3
+    )
+    with pytest.raises(ValueError, match="another variant"):
+        play_policy(_live_policy(), "maria", [1], seed=0, deterministic=True)  # 9 columns
+    with pytest.raises(ValueError, match="temperature"):
+        play_policy(_live_policy(), "classic", [1], seed=0, deterministic=False, temperature=0.0)

@@ -10,16 +10,9 @@ import pytest
 import torch
 
 from agents.configs.config_file import load_env_config
+from agents.players.policy import encoder_of, masked_entropy, masked_log_probs, policy_forward, sample_actions
 from agents.training.rollout import Rollout
-from agents.training.torch_ppo import (
-    PPOSettings,
-    TorchPPO,
-    encoder_of,
-    masked_entropy,
-    masked_log_probs,
-    policy_forward,
-    sample_actions,
-)
+from agents.training.torch_ppo import PPOSettings, TorchPPO
 from agents.training.trainers.torch_ppo import TorchPPOTrainer, settings_of
 from forty_thieves_env.envs.torch_games import TorchGames
 
