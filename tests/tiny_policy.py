@@ -32,7 +32,7 @@ NETWORKS: dict[str, dict[str, Any]] = {
 
 def tiny_config(network: str, **updates: Any) -> TrainConfig:
     """A config of the small ``network`` (``mlp`` reads the flat observation), with ``updates``."""
-    settings: dict[str, Any] = {"n_envs": 4, "n_steps": 8, "batch_size": 16, "n_epochs": 1, "seed": 5}
+    settings: dict[str, Any] = {"num_envs": 4, "n_steps": 8, "batch_size": 16, "n_epochs": 1, "seed": 5}
     settings["policy_kwargs"] = NETWORKS[network]
     if network == "mlp":
         settings.update(policy="MlpPolicy", env_kwargs={"observation": "flat"})

@@ -219,11 +219,11 @@ def trainer_rows(
     sb3.learn(rollout)
     # TorchPPO from the same weights.
     device = training_device(config.device)
-    container = TorchPPOTrainer(env, config).fresh_model(device)
-    container.policy.load_state_dict(sb3.policy.state_dict())
+    policy = TorchPPOTrainer(env, config).fresh_policy(device)
+    policy.load_state_dict(sb3.policy.state_dict())
     games = env.torch_games(config.num_envs, device=device, seed=seed, num_threads=1)
     games.reset()
-    ppo = TorchPPO(container.policy, games, settings_of(config), seed=seed)
+    ppo = TorchPPO(policy, games, settings_of(config), seed=seed)
     ppo.collect()
     ppo.update(1.0)
     wall = {"MaskablePPO": 0.0, "TorchPPO": 0.0}

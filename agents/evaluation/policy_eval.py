@@ -109,7 +109,10 @@ def play_policy(
     a trainer can call this with its live policy between rollouts.
 
     Args:
-        policy: An SB3 maskable actor-critic policy (``model.policy``), on any device.
+        policy: An SB3 maskable actor-critic policy (``model.policy``), on any device; or any
+            object with ``device``, ``action_space``, ``observation_space``, ``modules()``,
+            ``set_training_mode(mode)`` and ``batch_logits(obs, rows) -> (len(rows), n)`` logits
+            (RLlib's module: :class:`agents.training.trainers.rllib.ModulePolicy`).
         options: The env the policy plays: its checked options
             (:class:`~forty_thieves_env.envs.options.EnvOptions`: the variant with its options,
             the observation mode, the reward), or a variant (then the default options). Its
@@ -284,7 +287,10 @@ def _play_chunk(
         if not has_move.all():
             stuck = int(dealt[rows[np.flatnonzero(~has_move)[0]]])
             raise RuntimeError(f"deal {stuck} has no legal move but its game did not end")
-        logits = policy_logits(policy, policy_input(policy, obs, rows_t))
+        if hasattr(policy, "batch_logits"):  # not an SB3 policy: it reads the observation itself
+            logits = policy.batch_logits(obs, rows_t)
+        else:
+            logits = policy_logits(policy, policy_input(policy, obs, rows_t))
         if deterministic:
             chosen = greedy_actions(logits, masks).to(dev)
         else:

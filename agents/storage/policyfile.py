@@ -106,7 +106,7 @@ def policy_data(
         "_n_updates": 0,
         "observation_space": obs_space,
         "action_space": action_space,
-        "n_envs": config.n_envs if n_envs is None else int(n_envs),
+        "n_envs": config.num_envs if n_envs is None else int(n_envs),
         "n_steps": config.n_steps,
         "gamma": config.gamma,
         "gae_lambda": config.gae_lambda,
@@ -151,7 +151,7 @@ def save_policy(
         variant: The rules whose build rule the scorers read (as :func:`build_policy` was given it).
         policy_kwargs: The SB3 ``policy_kwargs`` the policy was built with; None: the config's
             (:func:`~agents.training.networks.policies.policy_kwargs_for` with ``variant``).
-        n_envs: The games per rollout recorded (None: the config's ``n_envs``).
+        n_envs: The games per rollout recorded (None: the config's ``num_envs``; SB3 calls it n_envs).
 
     Raises:
         ValueError: ``path`` is not a ``.zip``, or the policy is not of the class the config names.

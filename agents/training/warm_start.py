@@ -1,7 +1,7 @@
 """Where a PPO run's network starts: fresh, another model's weights (``init_model``), the imitation
 of a teacher (``imitation``), or the imitation an earlier session of the run finished.
 
-:func:`start_model` brings a fresh model to the start of PPO; :func:`warm_start` runs the
+:func:`start_policy` brings a fresh network to the start of PPO; :func:`warm_start` runs the
 imitation (:mod:`.imitation`: the teacher's games, cloning, DAgger rounds) and writes
 ``imitation_model.zip`` and, last, ``imitation.json`` (which marks it finished: ``--resume``
 then starts PPO from it).
@@ -16,14 +16,14 @@ from typing import Any
 
 from agents.configs.train_config import TrainConfig
 from agents.storage.files import write_json
-from agents.storage.modelfile import load_parameters, read_parameters, save_model
+from agents.storage.modelfile import read_parameters
 from forty_thieves_env.envs.resolved import ResolvedEnv
 
 from .runs import IMITATION_INFO, IMITATION_MODEL, ResumePoint
 
 
-def shared_weights(model: Any, source: str) -> tuple[Path, dict[str, Any]]:
-    """The model file at ``source`` and those of its policy's tensors that ``model``'s policy has too.
+def shared_weights(policy: Any, source: str) -> tuple[Path, dict[str, Any]]:
+    """The model file at ``source`` and those of its policy's tensors that ``policy`` has too.
 
     Raises:
         ValueError: a tensor of another shape (naming it and both shapes), or a source that
@@ -33,7 +33,7 @@ def shared_weights(model: Any, source: str) -> tuple[Path, dict[str, Any]]:
 
     path = resolve_model(source)[0]
     theirs = read_parameters(path, f"init_model {source!r}: give a model that is whole")["policy"]
-    mine = model.policy.state_dict()
+    mine = policy.state_dict()
     wrong = [k for k, v in theirs.items() if k in mine and mine[k].shape != v.shape]
     if wrong:
         k = wrong[0]
@@ -49,8 +49,8 @@ def shared_weights(model: Any, source: str) -> tuple[Path, dict[str, Any]]:
     return path, shared
 
 
-def load_weights(model: Any, source: str, log: Callable[[str], None]) -> None:
-    """Copy into ``model``'s policy the weights of the model at ``source`` that it has too.
+def load_weights(policy: Any, source: str, log: Callable[[str], None]) -> None:
+    """Copy into ``policy`` the weights of the model at ``source`` that it has too.
 
     ``source`` is a model ``.zip``, a run folder or a shipped name. Parameters the source lacks
     (an asymmetric critic's stock table) keep their fresh initialisation; a parameter
@@ -58,36 +58,76 @@ def load_weights(model: Any, source: str, log: Callable[[str], None]) -> None:
     """
     import torch
 
-    path, shared = shared_weights(model, source)
-    mine = model.policy.state_dict()
+    path, shared = shared_weights(policy, source)
+    mine = policy.state_dict()
     with torch.no_grad():
-        model.policy.load_state_dict(shared, strict=False)
+        policy.load_state_dict(shared, strict=False)
     fresh = sorted(set(mine) - set(shared))
     log(f"init_model: {len(shared)} tensors from {path}" + (f"; fresh: {', '.join(fresh)}" if fresh else ""))
 
 
-def start_model(
-    model: Any, env: ResolvedEnv, config: TrainConfig, point: ResumePoint, log: Callable[[str], None]
+def load_policy_state(policy: Any, path: Path, advice: str) -> None:
+    """Load a model zip's weights and optimizer state into ``policy`` (the same network), checked.
+
+    Raises:
+        DamagedFileError: the file is damaged or its parameters are another network's.
+    """
+    from agents.storage.files import DamagedFileError
+
+    params = read_parameters(path, advice)
+    try:
+        policy.load_state_dict(params["policy"])
+        if "policy.optimizer" in params:
+            policy.optimizer.load_state_dict(params["policy.optimizer"])
+    except (RuntimeError, ValueError, KeyError) as err:
+        why = " ".join(str(err).split())[:200]
+        raise DamagedFileError(f"{path} does not fit this network ({why}): {advice}") from None
+
+
+def start_policy(
+    policy: Any,
+    save: Callable[[Path], Any],
+    env: ResolvedEnv,
+    config: TrainConfig,
+    point: ResumePoint,
+    log: Callable[[str], None],
 ) -> None:
-    """Bring a fresh model to the start of PPO: the finished imitation's model when the run
-    has one, else ``init_model``'s weights and the imitation (:func:`warm_start`)."""
+    """Bring a fresh policy to the start of PPO: the finished imitation's model when the run
+    has one, else ``init_model``'s weights and the imitation (:func:`warm_start`).
+
+    Args:
+        policy: The run's network (an SB3 maskable policy with its optimizer).
+        save: Writes the policy as a model zip at the path given (the imitation's models).
+        env: The run's env.
+        config: The run's config.
+        point: Where the run stands (:func:`agents.training.runs.resume_point`).
+        log: Where messages go.
+    """
     if point.stage == "imitation":
         assert point.path is not None
-        load_parameters(model, point.path, "the imitation runs again if you move it away", device=str(model.device))
+        load_policy_state(policy, point.path, "the imitation runs again if you move it away")
         log(f"{point.run_dir}: the imitation had finished; PPO starts from {point.path.name}")
         return
     if config.init_model is not None:
-        load_weights(model, config.init_model, log)
+        load_weights(policy, config.init_model, log)
     if config.imitation is not None:
         try:
-            warm_start(model, env, config, point.run_dir, log)
+            warm_start(policy, save, env, config, point.run_dir, log)
         except KeyboardInterrupt:
             log("interrupted in the imitation: it keeps nothing until it finishes")
             raise
 
 
-def warm_start(model: Any, env: ResolvedEnv, config: TrainConfig, run_dir: Path, log: Callable[[str], None]) -> None:
-    """Clone the config's teacher into ``model`` (then DAgger); write ``imitation_model.zip``, ``imitation.json``."""
+def warm_start(
+    policy: Any,
+    save: Callable[[Path], Any],
+    env: ResolvedEnv,
+    config: TrainConfig,
+    run_dir: Path,
+    log: Callable[[str], None],
+) -> None:
+    """Clone the config's teacher into ``policy`` (then DAgger); write ``imitation_model.zip``
+    (with ``save``) and ``imitation.json``."""
     from .imitation import Demonstrations, clone, collect, training_deals
 
     im = config.imitation
@@ -103,10 +143,10 @@ def warm_start(model: Any, env: ResolvedEnv, config: TrainConfig, run_dir: Path,
     data = collect(env, deals[: im.games], im.teacher, workers=im.workers, log=log, **common)
     fit = dict(batch_size=im.batch_size, learning_rate=im.learning_rate, vf_coef=im.vf_coef, seed=config.seed, log=log)
     rounds = [{"games": im.games, "positions": len(data), "teacher_won": float(data.won.mean())}]
-    rounds[0].update(clone(model.policy, data, epochs=im.epochs, **fit))
+    rounds[0].update(clone(policy, data, epochs=im.epochs, **fit))
     path = run_dir / IMITATION_MODEL
     for r in range(im.dagger_rounds):
-        save_model(model, path)
+        save(path)
         start = im.games + r * im.dagger_games
         log(f"imitation: DAgger round {r + 1}/{im.dagger_rounds}, the student plays {im.dagger_games} deals")
         new = collect(
@@ -121,9 +161,9 @@ def warm_start(model: Any, env: ResolvedEnv, config: TrainConfig, run_dir: Path,
         )
         data = Demonstrations.concat([data, new])
         stats = {"games": im.dagger_games, "positions": len(new), "student_won": float(new.won.mean())}
-        stats.update(clone(model.policy, data, epochs=im.dagger_epochs, **fit))
+        stats.update(clone(policy, data, epochs=im.dagger_epochs, **fit))
         rounds.append(stats)
-    save_model(model, path)
+    save(path)
     info = {"teacher": im.teacher, "rounds": rounds, "seconds": round(time.monotonic() - t0, 1)}
     write_json(run_dir / IMITATION_INFO, info)  # last: the imitation has finished
     log(f"imitation done in {info['seconds']:.0f} s -> {path.name}")

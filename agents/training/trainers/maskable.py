@@ -120,7 +120,7 @@ class MaskablePPOTrainer(PolicyTrainer):
             self.log(f"resuming {run_dir} from {start.path.name} ({model.num_timesteps:,} of {self.total:,} steps)")
         else:
             model = self.fresh_model(config.device, venv)
-            self.start_model(model, start)
+            self.start_policy(model.policy, lambda path: save_model(model, path), start)
             self.log(f"training {self.algo} on {self.env.env_id} for {self.total:,} steps -> {run_dir}")
         session = self.session(
             run_dir,

@@ -8,10 +8,30 @@ from pathlib import Path
 from typing import Any
 
 from agents.configs.train_config import TrainConfig
+from forty_thieves_env.envs.resolved import ResolvedEnv
 
 from ..runs import ResumePoint, resume_point
-from ..warm_start import shared_weights, start_model
+from ..warm_start import shared_weights, start_policy
 from .base import Trainer
+
+
+def validation(
+    policy: Any, env: ResolvedEnv, n: int, deterministic: bool, seed: int, device: Any = None
+) -> Callable[[], Mapping[str, float]]:
+    """A run's periodic evaluation: ``policy`` (live, left as found) on the first ``n`` validation
+    deals of the run's env, all side by side on ``device``
+    (:func:`agents.evaluation.policy_eval.play_policy`, the evaluation ``evaluate --agent ppo``
+    plays), its most likely or a drawn move; returns the figures ``eval_state.json`` records."""
+    from agents.evaluation.policy_eval import eval_figures, play_policy
+    from forty_thieves_env.engine.deals import deal_split
+
+    deals = [int(d) for d in deal_split("validation")[:n]]
+
+    def evaluate() -> Mapping[str, float]:
+        games = play_policy(policy, env.options, deals, seed=seed, deterministic=deterministic, device=device)
+        return eval_figures(games)
+
+    return evaluate
 
 
 def training_device(device: str) -> str:
@@ -45,7 +65,7 @@ class PolicyTrainer(Trainer):
                 resolve_model(self.config.init_model)
             except ValueError as err:
                 raise ValueError(f"init_model: {err}") from None
-            shared_weights(self.fresh_model("cpu"), str(self.config.init_model))
+            shared_weights(self.fresh_policy("cpu"), str(self.config.init_model))
 
     def check_device(self) -> None:
         """Refuse a ``device`` this machine cannot train on (the message names what is missing)."""
@@ -54,16 +74,19 @@ class PolicyTrainer(Trainer):
         if self.config.device == "cuda" and not torch.cuda.is_available():
             raise ValueError("device: cuda, but torch sees no CUDA GPU (a CUDA build of torch and an NVIDIA driver)")
 
-    def fresh_model(self, device: str) -> Any:
-        """A model of the config's network with fresh weights (the container the trainer saves)."""
-        raise NotImplementedError
+    def fresh_policy(self, device: str) -> Any:
+        """The config's network with fresh weights (seeded by the config's seed) on ``device``."""
+        from ..networks.policies import build_policy, spaces_for
+
+        observation, action = spaces_for(self.env.variant, self.env.observation)
+        return build_policy(self.config, observation, action, device, self.config.seed, variant=self.env.variant)
 
     def resume_point(self, run_dir: Path, log: Callable[[str], None] = print, mend: bool = True) -> ResumePoint:
         return resume_point(run_dir, self.config.imitation is not None, log, mend)
 
-    def start_model(self, model: Any, start: ResumePoint) -> None:
-        """Bring a fresh model to where PPO starts (:func:`agents.training.warm_start.start_model`)."""
-        start_model(model, self.env, self.config, start, self.log)
+    def start_policy(self, policy: Any, save: Callable[[Path], Any], start: ResumePoint) -> None:
+        """Bring a fresh network to where PPO starts (:func:`agents.training.warm_start.start_policy`)."""
+        start_policy(policy, save, self.env, self.config, start, self.log)
 
     def set_threads(self) -> None:
         """torch on the config's number of threads (0: leave torch's default)."""
@@ -79,18 +102,4 @@ class PolicyTrainer(Trainer):
         config = self.config
         if config.eval_freq <= 0:
             return None
-        from ..batch_eval import ValidationGames
-        from ..torch_ppo import PolicyInputs
-
-        games = ValidationGames(self.env, config.n_eval_episodes, device)
-        inputs = PolicyInputs(policy)
-
-        def evaluate() -> Mapping[str, float]:
-            was_training = policy.training
-            policy.set_training_mode(False)
-            try:
-                return games.play(inputs.logits, config.eval_deterministic, config.seed)
-            finally:
-                policy.set_training_mode(was_training)
-
-        return evaluate
+        return validation(policy, self.env, config.n_eval_episodes, config.eval_deterministic, config.seed, device)

@@ -147,25 +147,37 @@ class RLlibSaves:
         save_dir(self.algo, self.run_dir / BEST_CHECKPOINT)
 
 
-def module_logits(algo: Any, env: ResolvedEnv) -> Callable[[Any], Any]:
-    """The trained RLlib module as a policy for the validation games: flat observation rows to
-    ``(N, n)`` logits (scaled as :class:`~agents.training.rllib_env.ActionMaskObservation` scales
-    them; every action unmasked here: the evaluation masks the logits itself)."""
-    import torch
+class ModulePolicy:
+    """RLlib's trained module as a policy :func:`agents.evaluation.policy_eval.play_policy` can play:
+    the flat observation rows scaled as :class:`~agents.training.rllib_env.ActionMaskObservation`
+    scales them, every action unmasked here (the evaluation masks the logits itself)."""
 
-    from forty_thieves_env.envs.observation import observation_space
+    def __init__(self, algo: Any, env: ResolvedEnv) -> None:
+        import torch
 
-    module = algo.get_module()
-    high = torch.as_tensor(observation_space(env.variant, "flat").high, dtype=torch.float32)
-    scale = 1.0 / high.clamp(min=1.0)
+        from forty_thieves_env.envs.observation import observation_space
 
-    def logits(obs: Any) -> Any:
-        rows = obs.float() * scale
-        batch = {"obs": {"observations": rows, "action_mask": torch.ones(rows.shape[0], module.action_space.n)}}
+        self.module = algo.get_module()
+        self.observation_space = observation_space(env.variant, "flat")
+        self.action_space = self.module.action_space
+        self.device = torch.device("cpu")
+        high = torch.as_tensor(self.observation_space.high, dtype=torch.float32)
+        self.scale = 1.0 / high.clamp(min=1.0)
+
+    def modules(self) -> list[Any]:
+        return list(self.module.modules())
+
+    def set_training_mode(self, mode: bool) -> None:
+        self.module.train(mode)
+
+    def batch_logits(self, obs: Any, rows: Any) -> Any:
+        """``(len(rows), n)`` logits of the games ``rows`` (flat observation rows)."""
+        import torch
+
+        x = obs.index_select(0, rows).float() * self.scale
+        batch = {"obs": {"observations": x, "action_mask": torch.ones(x.shape[0], int(self.action_space.n))}}
         with torch.no_grad():
-            return module.forward_inference(batch)["action_dist_inputs"]
-
-    return logits
+            return self.module.forward_inference(batch)["action_dist_inputs"]
 
 
 class RLlibTrainer(Trainer):
@@ -243,14 +255,14 @@ class RLlibTrainer(Trainer):
             raise KeyboardInterrupt
 
     def _validation(self, algo: Any) -> Callable[[], Mapping[str, float]] | None:
-        """The periodic evaluation of RLlib's module on the validation deals (None when ``eval_freq`` is 0)."""
+        """The periodic evaluation of RLlib's module on the validation deals, greedy (None when
+        ``eval_freq`` is 0)."""
         if self.config.eval_freq <= 0:
             return None
-        from ..batch_eval import ValidationGames
+        from .policy import validation
 
-        games = ValidationGames(self.env, self.config.n_eval_episodes, "cpu")
-        logits = module_logits(algo, self.env)
-        return lambda: games.play(logits, True, self.config.seed)
+        config = self.config
+        return validation(ModulePolicy(algo, self.env), self.env, config.n_eval_episodes, True, config.seed)
 
 
 def _iterations(run_dir: Path) -> int:

@@ -1,6 +1,8 @@
 """``algo: TorchPPO``: the project's PPO (:mod:`agents.training.torch_ppo`) with games, rollouts and
 updates on one torch device, driven through a run folder.
 
+The network is built from the env's spaces and the config (:func:`~agents.training.networks.policies.build_policy`)
+and written as a MaskablePPO ``.zip`` without a MaskablePPO model (:mod:`agents.storage.policyfile`).
 The loop: collect a rollout of ``n_steps`` steps of ``num_envs`` games (a
 :class:`~forty_thieves_env.envs.torch_games.TorchGames` batch of the run's env), update, and hand
 the rollout's boundary to the run's :class:`~agents.training.session.Session` (figures under
@@ -13,13 +15,12 @@ on a GPU plays on a CPU-only machine.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agents.configs.train_config import TORCH_ALGO, parse_schedule
-from agents.storage.modelfile import load_model, save_model
+from agents.storage.policyfile import load_policy, save_policy
 
 from ..runs import ResumePoint
 from ..session import ZipSaves
@@ -70,28 +71,9 @@ class TorchPPOTrainer(PolicyTrainer):
 
         torch_device(training_device(self.config.device))
 
-    def fresh_model(self, device: str) -> Any:
-        """A fresh MaskablePPO model of the config's network on ``device``: its policy is what
-        TorchPPO trains, and ``save`` writes it as an ordinary MaskablePPO ``.zip``."""
-        from ..networks.policies import build_model
-
-        config = self.config
-        venv = self.env.sb3_vec_env(1, num_threads=1)  # for its spaces; it never steps
-        # The container is an SB3 model, whose ent_coef is a number: it keeps the schedule's start
-        # (TorchPPO reads the schedule itself, from the config: settings_of).
-        ent_coef = schedule(config.ent_coef)
-        assert ent_coef is not None
-        shell = config.model_copy(
-            update={"device": device, "batch_size": min(config.batch_size, config.n_steps), "ent_coef": ent_coef(1.0)}
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SB3's remark that its one-game buffer is smaller than a minibatch
-            model = build_model(shell, venv, config.seed, self.env.variant)
-        venv.close()
-        model.env = None
-        model.n_envs = config.num_envs
-        model.batch_size = config.batch_size
-        return model
+    def save(self, policy: Any, path: Path, steps: int) -> None:
+        """Write ``policy`` as a MaskablePPO ``.zip`` at ``path`` (:func:`agents.storage.policyfile.save_policy`)."""
+        save_policy(path, policy, self.config, num_timesteps=steps, variant=self.env.variant)
 
     def train(self, run_dir: Path, start: ResumePoint) -> None:
         import torch
@@ -105,28 +87,23 @@ class TorchPPOTrainer(PolicyTrainer):
         games = self.env.torch_games(config.num_envs, device=device, seed=config.seed + done, num_threads=1)
         if start.stage == "checkpoint":
             assert start.path is not None
-            model = load_model(start.path, device=device)
-            done = int(model.num_timesteps)
+            stored = load_policy(start.path, device)
+            policy, done = stored.policy, int(stored.num_timesteps)
             self.log(f"resuming {run_dir} from {start.path.name} ({done:,} of {self.total:,} steps) on {device}")
         else:
-            model = self.fresh_model(device)
-            self.start_model(model, start)
+            policy = self.fresh_policy(device)
+            self.start_policy(policy, lambda path: self.save(policy, path, 0), start)
             self.log(f"training {self.algo} on {self.env.env_id} for {self.total:,} steps on {device} -> {run_dir}")
         # torch.distributions re-checks arguments in every call SB3's policy makes (not on this path,
         # but in the imitation before it).
         torch.distributions.Distribution.set_default_validate_args(False)
         games.reset()
-        ppo = TorchPPO(model.policy, games, settings_of(config), seed=config.seed + done)
-
-        def before_save(steps: int) -> None:
-            model.num_timesteps = steps
-
-        saves = ZipSaves(run_dir, lambda path: save_model(model, path), before_save)
-        session = self.session(
-            run_dir, done, saves, self.validation(model.policy, games.device), config.eval_freq, config.save_freq
-        )
-        model.set_logger(session.logger)
+        ppo = TorchPPO(policy, games, settings_of(config), seed=config.seed + done)
         steps, total = done, self.total
+        saves = ZipSaves(run_dir, lambda path: self.save(policy, path, steps))
+        session = self.session(
+            run_dir, done, saves, self.validation(policy, games.device), config.eval_freq, config.save_freq
+        )
         interrupted = False
         try:
             if steps < total:
@@ -138,7 +115,6 @@ class TorchPPOTrainer(PolicyTrainer):
                 t1 = time.monotonic()
                 stats = ppo.update(max(0.0, 1.0 - steps / total))
                 t2 = time.monotonic()
-                model.num_timesteps = steps
                 size = ppo.rollout.size
                 fps = {"fps": size / max(t2 - t0, 1e-9), "collect_fps": size / max(t1 - t0, 1e-9)}
                 go_on = session.rollout_done(steps, ppo.episodes.means(), stats, fps)
@@ -146,7 +122,6 @@ class TorchPPOTrainer(PolicyTrainer):
         except KeyboardInterrupt:
             interrupted = True
             self.log("interrupted: saving a checkpoint")
-        model.num_timesteps = steps
         session.finish(steps, interrupted)
         if interrupted:
             raise KeyboardInterrupt

@@ -59,7 +59,7 @@ def test_the_zip_is_the_one_maskable_ppo_saves(network: str, updates: dict, tmp_
     """Every ``data`` entry (the pickles byte for byte) is what a fresh MaskablePPO of the config saves."""
     config = tiny_config(network, **updates)
     model = model_of(config, ENV_ID)
-    model.n_envs = config.n_envs  # built on one game for its spaces, as TorchPPO's container was
+    model.n_envs = config.num_envs  # built on one game for its spaces, as TorchPPO's container was
     expected = data_of(save_model(model, tmp_path / "sb3.zip"))
 
     variant, obs_space, action_space = run_spaces(ENV_ID, config.env_kwargs)

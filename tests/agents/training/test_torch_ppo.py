@@ -31,10 +31,10 @@ SMALL = [
 def small_setup(overrides: list[str] = SMALL, env_id: str = "FortyThieves-v0") -> tuple:
     torch.manual_seed(0)
     env, config = load_env_config(PPO_YAML, env_id, overrides)
-    model = TorchPPOTrainer(env, config).fresh_model("cpu")
+    policy = TorchPPOTrainer(env, config).fresh_policy("cpu")
     games = env.torch_games(config.num_envs, seed=5, num_threads=1)
     games.reset()
-    return config, model, games
+    return config, policy, games
 
 
 def test_gae_is_sb3s() -> None:
@@ -99,8 +99,7 @@ def test_policy_forward_is_evaluate_actions(extractor: str) -> None:
     if extractor == "mlp":
         overrides = [*overrides[:-1], "policy=MlpPolicy", "policy_kwargs.features_extractor=mlp"]
         overrides += ["env_kwargs.observation=flat", "policy_kwargs.net_arch=[16]"]
-    _, model, games = small_setup(overrides)
-    policy = model.policy
+    _, policy, games = small_setup(overrides)
     rng = np.random.default_rng(0)
     for _ in range(20):  # a position a few moves in
         games.step(games.random_actions(rng))
@@ -121,12 +120,12 @@ def test_policy_forward_is_evaluate_actions(extractor: str) -> None:
 
 def test_collect_keeps_what_was_played_and_bootstraps_truncations() -> None:
     # A 3-step time limit: every game is truncated (not terminated) at steps 2, 5, 8, ...
-    config, model, games = small_setup()
+    config, policy, games = small_setup()
     games = TorchGames(
         config.num_envs, "FortyThieves-v0", seed=5, num_threads=1, max_episode_steps=3, **config.env_kwargs
     )
     games.reset()
-    ppo = TorchPPO(model.policy, games, settings_of(config), seed=0)
+    ppo = TorchPPO(policy, games, settings_of(config), seed=0)
     assert ppo.collect() == config.num_envs * config.n_steps
     r = ppo.rollout
     assert torch.equal(r.dones[2::3], torch.ones_like(r.dones[2::3]))
@@ -143,21 +142,21 @@ def test_collect_keeps_what_was_played_and_bootstraps_truncations() -> None:
 
 
 def test_update_moves_the_policy_and_stops_at_the_kl_limit() -> None:
-    config, model, games = small_setup()
-    before = {k: v.clone() for k, v in model.policy.state_dict().items()}
-    ppo = TorchPPO(model.policy, games, settings_of(config), seed=0)
+    config, policy, games = small_setup()
+    before = {k: v.clone() for k, v in policy.state_dict().items()}
+    ppo = TorchPPO(policy, games, settings_of(config), seed=0)
     ppo.collect()
     stats = ppo.update(1.0)
     assert stats["n_updates"] == config.n_steps * config.num_envs // config.batch_size
     assert stats["learning_rate"] == config.learning_rate
-    moved = [k for k, v in model.policy.state_dict().items() if not torch.equal(v, before[k])]
+    moved = [k for k, v in policy.state_dict().items() if not torch.equal(v, before[k])]
     assert moved, "the update changed no weight"
 
     # A KL limit no update can keep: past the first minibatch (whose ratio is 1 up to rounding)
     # the update stops, out of 3 epochs of 4 minibatches.
     tight = settings_of(config.model_copy(update={"target_kl": 1e-12, "n_epochs": 3}))
-    _, model2, games2 = small_setup()
-    ppo2 = TorchPPO(model2.policy, games2, tight, seed=0)
+    _, policy2, games2 = small_setup()
+    ppo2 = TorchPPO(policy2, games2, tight, seed=0)
     ppo2.collect()
     out = ppo2.update(1.0)
     assert out["stopped_early"] == 1.0 and out["n_updates"] <= 1
@@ -176,10 +175,10 @@ def test_the_entropy_bonus_follows_its_schedule() -> None:
     # must carry the schedule's coefficient at the progress the update was given.
     rollout = 8 * 16
     overrides = [*SMALL, "algo=TorchPPO", "ent_coef=lin_0.5_0.1", "n_epochs=1", f"batch_size={rollout}"]
-    config, model, games = small_setup(overrides)
+    config, policy, games = small_setup(overrides)
     s = settings_of(config)
     assert s.ent_coef(1.0) == pytest.approx(0.5) and s.ent_coef(0.0) == pytest.approx(0.1)
-    ppo = TorchPPO(model.policy, games, s, seed=0)
+    ppo = TorchPPO(policy, games, s, seed=0)
     ppo.collect()
     stats = ppo.update(0.5)
     assert stats["ent_coef"] == pytest.approx(0.3)
@@ -193,18 +192,18 @@ def test_a_rollout_and_an_update_on_a_gpu() -> None:
     """On a GPU: the facts in torch equal the compiled ones for the games' observations, and a
     collect and an update run there (legal actions, finite losses, the weights move)."""
     env, config = load_env_config(PPO_YAML, "FortyThieves-v0", [*SMALL, "num_envs=256", "batch_size=1024"])
-    model = TorchPPOTrainer(env, config).fresh_model("cuda")
+    policy = TorchPPOTrainer(env, config).fresh_policy("cuda")
     games = env.torch_games(config.num_envs, device="cuda", seed=5)
     games.reset()
-    fx = model.policy.features_extractor
+    fx = policy.features_extractor
     obs = {k: v.clone() for k, v in games.obs.items()}
     for on_gpu, on_cpu in zip(fx.facts(obs), fx.facts({k: v.cpu() for k, v in obs.items()}), strict=True):
         assert on_gpu.is_cuda and torch.equal(on_gpu.cpu(), on_cpu)
-    before = {k: v.clone() for k, v in model.policy.state_dict().items()}
-    ppo = TorchPPO(model.policy, games, settings_of(config), seed=0)
+    before = {k: v.clone() for k, v in policy.state_dict().items()}
+    ppo = TorchPPO(policy, games, settings_of(config), seed=0)
     ppo.collect()
     r = ppo.rollout
     assert bool(r.masks.gather(2, r.actions.unsqueeze(2)).all())
     stats = ppo.update(1.0)
     assert all(np.isfinite(v) for v in stats.values())
-    assert any(not torch.equal(v, before[k]) for k, v in model.policy.state_dict().items())
+    assert any(not torch.equal(v, before[k]) for k, v in policy.state_dict().items())
