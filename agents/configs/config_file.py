@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 DEFAULT_SECTION = "default"
 DEFAULT_ENV_ID = "FortyThieves-v0"
+#: Keys renamed since run folders were first written: a file's or an override's old name is the new one.
+RENAMED = {"n_envs": "num_envs"}
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -74,11 +76,13 @@ def resolve_section(raw: Mapping[str, Any], env_id: str, path: str = "config") -
     for name, value in ((DEFAULT_SECTION, default), (env_id, section)):
         if not isinstance(value, Mapping):
             raise ConfigError(f"{path} [{name}]: a section must be a mapping, got {type(value).__name__}")
-    return deep_merge(default, section)
+    return renamed(deep_merge(default, section))
 
 
-#: Keys renamed since run folders were first written: an override of the old name sets the new one.
-RENAMED = {"n_envs": "num_envs"}
+def renamed(section: Mapping[str, Any]) -> dict[str, Any]:
+    """``section`` with the keys of :data:`RENAMED` under their new names (a file written before
+    the rename reads as it was meant; ``--set`` of the new name then reaches it)."""
+    return {RENAMED.get(key, key): value for key, value in section.items()}
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

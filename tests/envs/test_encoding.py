@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hidden_cards import permute_hidden, random_states
 from numba import njit
 from reference import reference_observation
 
-from forty_thieves_env import PRESETS, GameState, deal, format_position, get_variant, parse_card
+from forty_thieves_env import PRESETS, deal, format_position, get_variant, parse_card
 from forty_thieves_env.engine.cards import N_CARDS
-from forty_thieves_env.engine.layout import Cfg, Slot
 from forty_thieves_env.envs.observation import (
     FACE_DOWN,
     NO_CARD,
@@ -36,24 +36,6 @@ from forty_thieves_env.envs.rewards import (
 )
 
 VARIANTS = list(PRESETS)
-
-
-def random_states(variant: str, n_states: int, seed: int, stock_bias: float = 0.3) -> list[GameState]:
-    """States met in random play from a few deals (turning the stock often, to reach redeals)."""
-    rng = np.random.default_rng(seed)
-    out: list[GameState] = []
-    while len(out) < n_states:
-        game = deal(variant, int(rng.integers(1, 10**6)))
-        out.append(game.copy())
-        for _ in range(150):
-            legal = game.legal_actions()
-            if not legal:
-                break
-            a = 0 if legal[0] == 0 and rng.random() < stock_bias else legal[int(rng.integers(len(legal)))]
-            game.apply(a)
-            if rng.random() < 0.15:
-                out.append(game.copy())
-    return out[:n_states]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -137,25 +119,6 @@ def test_kernel_is_callable_per_game_from_compiled_code() -> None:
     assert list(fields) == list(layout)
 
 
-def _permute_hidden(game: GameState, rng: np.random.Generator) -> GameState | None:
-    """The same position with its hidden cards (stock, face-down cards) shuffled among themselves."""
-    s, cfg, v = game.array, game.cfg, game.variant
-    slots = [int(cfg[Cfg.OFF_STOCK]) + k for k in range(int(s[Slot.STOCK_LEN]))]
-    for i in range(v.columns):
-        base = int(cfg[Cfg.OFF_TAB]) + i * v.max_depth
-        slots += [base + k for k in range(int(s[cfg[Cfg.OFF_DOWN] + i]))]
-    hidden = s[slots].copy()
-    if len(set(hidden.tolist())) < 2:
-        return None
-    other = game.copy()
-    perm = hidden
-    while np.array_equal(perm, hidden):
-        perm = rng.permutation(hidden)
-    other.array[slots] = perm
-    assert int(other.array[cfg[Cfg.OFF_LEN]]) == int(s[cfg[Cfg.OFF_LEN]])
-    return other
-
-
 @pytest.mark.parametrize("variant", ["rank_and_file", "classic", "relaxed"])
 def test_hidden_cards_never_leak(variant: str) -> None:
     v = get_variant(variant)
@@ -164,7 +127,7 @@ def test_hidden_cards_never_leak(variant: str) -> None:
     oracle_enc = ObservationEncoder(v, "oracle")
     compared = 0
     for game in random_states(variant, 30, seed=7, stock_bias=0.5):
-        other = _permute_hidden(game, rng)
+        other = permute_hidden(game, rng)
         if other is None:
             continue
         compared += 1
