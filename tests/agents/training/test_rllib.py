@@ -15,6 +15,7 @@ pytest.importorskip("ray.rllib")
 from agents.cli import main
 from agents.configs.config_file import load_config, load_env_config
 from agents.configs.train_config import ConfigError, RLlibConfig, TrainConfig
+from agents.training.evaluations import FIGURES
 from agents.training.rllib_env import ActionMaskObservation, make_env
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -72,6 +73,7 @@ def test_two_iterations_learn_without_masked_actions(tmp_path, capsys):
 
     small = ["iterations=2", "train_batch_size=512", "batch_size=128", "n_epochs=2", "num_env_runners=1"]
     small += ["num_envs_per_env_runner=2", "fcnet_hiddens=[64, 64]", "num_cpus=2", "checkpoint_freq=0"]
+    small += ["eval_freq=1", "n_eval_episodes=2"]
     args = ["train", str(CONFIG), "--env", "FortyThieves-Relaxed-v0", "--runs-dir", str(tmp_path), "--name", "r"]
     for item in small:
         args += ["--set", item]
@@ -88,3 +90,15 @@ def test_two_iterations_learn_without_masked_actions(tmp_path, capsys):
     assert last["total_loss"] is not None and np.isfinite(last["total_loss"])  # the learner updated
     assert (run / "checkpoint").is_dir() and (run / "config.yaml").exists() and (run / "versions.json").exists()
     assert "masked actions taken 0" in capsys.readouterr().out
+    # The same record as every trainer's: the start, then each iteration, on the validation deals.
+    state = json.loads((run / "eval_state.json").read_text())
+    assert [e["timesteps"] for e in state["evaluations"]] == [0, 1, 2]
+    assert set(state["evaluations"][1]) == {*FIGURES, "seconds"} and (run / "best_checkpoint").is_dir()
+    info = json.loads((run / "train_info.json").read_text())
+    assert info["num_timesteps"] == 2 and info["sessions"][0]["stopped"] == "done"
+    # --resume restores checkpoint/ and goes on to the new total.
+    assert main(["train", "--resume", str(run), "--set", "iterations=3"]) == 0
+    lines = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in lines] == [1, 2, 3]
+    assert lines[-1]["env_steps"] > last["env_steps"]  # the restored algorithm's count went on
+    assert "resuming" in capsys.readouterr().out
