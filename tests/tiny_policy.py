@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import json
 import warnings
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,6 +55,30 @@ def model_of(config: TrainConfig, env_id: str, seed: int | None = None) -> Any:
         model = build_model(config, venv, config.seed if seed is None else seed, env_id)
     venv.close()
     return model
+
+
+def run_spaces(env_id: str, env_kwargs: dict[str, Any] | None = None) -> tuple[Any, Any, Any]:
+    """``(variant, observation_space, action_space)`` of a run of ``env_id`` with ``env_kwargs``
+    (the env resolved as the spine resolves it; the trainer-only keys left out)."""
+    from agents.training.networks.policies import spaces_for
+    from forty_thieves_env.envs.resolved import ResolvedEnv
+
+    kwargs = {k: v for k, v in (env_kwargs or {}).items() if k not in ("deals", "render_mode")}
+    env = ResolvedEnv.resolve(env_id, kwargs)
+    return (env.variant, *spaces_for(env.variant, env.observation))
+
+
+def rewrite_data(source: Path, dest: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """A copy of the model zip ``source`` at ``dest`` whose ``data`` entry ``edit`` changed in place."""
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(dest, "w") as zout:
+        for name in zin.namelist():
+            entry = zin.read(name)
+            if name == "data":
+                doc = json.loads(entry)
+                edit(doc)
+                entry = json.dumps(doc).encode()
+            zout.writestr(name, entry)
+    return dest
 
 
 def observations(env_id: str, n: int, seed: int = 0, **env_kwargs: Any) -> tuple[Any, np.ndarray]:

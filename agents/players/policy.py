@@ -26,8 +26,8 @@ evaluation (:mod:`agents.evaluation.policy_eval`, for ``evaluate --agent ppo`` a
 run's evaluations), the ``TorchPPO`` trainer (:mod:`agents.training.torch_ppo`) and the
 training distribution (:mod:`agents.training.networks.masked_distribution`).
 
-It imports torch and stable-baselines3, nothing of :mod:`agents.training`,
-:mod:`agents.evaluation` or :mod:`agents.configs`.
+Its only dependencies are torch and stable-baselines3 (and the env layer): it sits below the
+trainers, the evaluation and the configs that use it.
 """
 
 from __future__ import annotations

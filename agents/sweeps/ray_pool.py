@@ -206,6 +206,24 @@ def chunks(deals: Sequence[int], cpus: int) -> list[list[int]]:
     return out
 
 
+def check_address(address: str) -> str:
+    """Check that ``address`` is well formed and answers (``auto``: that there is a cluster to mean),
+    without joining it; return its kind (``local``, ``client`` or ``gcs``).
+
+    Raises:
+        RayError: the address is malformed, ``auto`` finds no cluster, or it does not answer.
+    """
+    kind, host, port = parse_address(address)
+    shown = address
+    if kind == "auto":
+        resolved = resolve_auto()
+        shown = f"auto ({resolved})"
+        kind, host, port = parse_address(resolved)
+    if host is not None and port is not None:
+        probe(shown, kind, host, port)
+    return kind
+
+
 class RayPool:
     """A connection to Ray for one sweep (see the module docstring); use it as a context manager.
 
@@ -219,7 +237,7 @@ class RayPool:
     """
 
     def __init__(self, address: str = LOCAL, workers: int | None = None) -> None:
-        kind, host, port = parse_address(address)
+        parse_address(address)
         ray = import_ray()
         self.address = address
         self._ray = ray
@@ -227,13 +245,7 @@ class RayPool:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         if not ray.is_initialized():
-            shown = address
-            if kind == "auto":
-                resolved = resolve_auto()
-                shown = f"auto ({resolved})"
-                kind, host, port = parse_address(resolved)
-            if host is not None and port is not None:
-                probe(shown, kind, host, port)
+            kind = check_address(address)
             try:
                 if kind == LOCAL:
                     ray.init(

@@ -195,18 +195,10 @@ class RLlibTrainer(Trainer):
     def check(self) -> None:
         """Refuse a Ray address that is malformed or does not answer, before the run folder is made
         (what :class:`~agents.sweeps.ray_pool.RayPool` checks when it joins, without joining)."""
-        from agents.sweeps.ray_pool import LOCAL, import_ray, parse_address, probe, resolve_auto
+        from agents.sweeps.ray_pool import LOCAL, check_address, import_ray
 
         import_ray()
-        address = self.config.ray_address or LOCAL
-        shown = address
-        kind, host, port = parse_address(address)
-        if kind == "auto":
-            resolved = resolve_auto()
-            shown = f"auto ({resolved})"
-            kind, host, port = parse_address(resolved)
-        if host is not None and port is not None:
-            probe(shown, kind, host, port)
+        check_address(self.config.ray_address or LOCAL)
 
     def versions(self) -> Mapping[str, str | None]:
         from importlib import metadata

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.configs.train_config import TORCH_ALGO, parse_schedule
-from agents.storage.policyfile import load_policy, save_policy
+from agents.storage.policyfile import load_policy
+from agents.training.networks.policies import save_policy
 
 from ..runs import ResumePoint
 from ..session import ZipSaves

@@ -17,13 +17,13 @@ import pytest
 pytest.importorskip("torch")
 
 import torch
-from tiny_policy import adam_step, model_of, observations, outputs, same_state, tiny_config
+from tiny_policy import adam_step, model_of, observations, outputs, rewrite_data, run_spaces, same_state, tiny_config
 
 from agents.players.shipped import MODELS_DIR
 from agents.storage.files import DamagedFileError
 from agents.storage.modelfile import check_model, load_model, save_model
-from agents.storage.policyfile import StoredPolicy, load_policy, save_policy
-from agents.training.networks.policies import build_policy, run_spaces
+from agents.storage.policyfile import StoredPolicy, load_policy
+from agents.training.networks.policies import build_policy, save_policy
 
 ENV_ID = "FortyThieves-Streets-v0"  # the alternate build rule: the scorer's options must survive the trip
 
@@ -141,15 +141,7 @@ def test_a_damaged_zip_is_one_line_naming_it(trained: tuple, tmp_path: Path) -> 
     assert "\n" not in str(err.value)
 
     # Whole, but its data has no policy class.
-    blank = tmp_path / "blank.zip"
-    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(blank, "w") as zout:
-        for name in zin.namelist():
-            entry = zin.read(name)
-            if name == "data":
-                doc = json.loads(entry)
-                del doc["policy_class"]
-                entry = json.dumps(doc).encode()
-            zout.writestr(name, entry)
+    blank = rewrite_data(path, tmp_path / "blank.zip", lambda doc: doc.pop("policy_class"))
     with pytest.raises(
         DamagedFileError, match=f"^{re.escape(str(blank))} is damaged \\(its data has no 'policy_class'\\)"
     ):

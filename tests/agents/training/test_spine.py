@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tiny_training import PPO_YAML, network, schedule, train_quietly
+from tiny_training import network, schedule, train_quietly
 
 from agents.cli import main
 from agents.training.evaluations import FIGURES

@@ -21,14 +21,14 @@ import pytest
 pytest.importorskip("torch")
 
 import torch
-from tiny_policy import same_state, tiny_config
+from tiny_policy import rewrite_data, run_spaces, same_state, tiny_config
 
 from agents.configs import train_config
 from agents.players.shipped import MODELS_DIR
 from agents.storage.modelfile import MOVED_MODULES, load_model, moved, open_model, read_data, unpickle
-from agents.storage.policyfile import load_policy, save_policy
+from agents.storage.policyfile import load_policy
 from agents.training.networks import card_embedding, lookup_scorer, move_scorer
-from agents.training.networks.policies import build_policy, run_spaces
+from agents.training.networks.policies import build_policy, save_policy
 
 #: (old module, name, module now) of every path a model zip may still name.
 OLD_PATHS = [
@@ -169,15 +169,9 @@ def test_an_entry_that_does_not_unpickle_is_left_out_with_a_warning(tmp_path: Pa
     variant, obs_space, action_space = run_spaces("FortyThieves-v0")
     policy = build_policy(config, obs_space, action_space, seed=1, variant=variant)
     saved = save_policy(tmp_path / "now.zip", policy, config, num_timesteps=0, variant=variant)
-    broken = tmp_path / "broken.zip"
-    with zipfile.ZipFile(saved) as zin, zipfile.ZipFile(broken, "w") as zout:
-        for entry in zin.namelist():
-            content = zin.read(entry)
-            if entry == "data":
-                doc = json.loads(content)
-                doc["clip_range"][":serialized:"] = base64.b64encode(b"cagents.training.networks\nNope\n.").decode()
-                content = json.dumps(doc).encode()
-            zout.writestr(entry, content)
+    nowhere = base64.b64encode(b"cagents.training.networks\nNope\n.").decode()
+    edit = lambda doc: doc["clip_range"].update({":serialized:": nowhere})  # noqa: E731
+    broken = rewrite_data(saved, tmp_path / "broken.zip", edit)
     with pytest.warns(UserWarning, match="could not unpickle the model's 'clip_range'"):
         data = read_data(broken)
     assert "clip_range" not in data and data["policy_class"] is lookup_scorer.LookupScorerPolicy

@@ -10,13 +10,12 @@ pytest.importorskip("torch")
 
 import gymnasium as gym
 import torch
-from tiny_policy import model_of, same_state, tiny_config
+from tiny_policy import model_of, run_spaces, same_state, tiny_config
 
 from agents.training.networks.policies import (
     build_policy,
     policy_kwargs_for,
     resolve_policy_class,
-    run_spaces,
     spaces_for,
 )
 from forty_thieves_env import get_variant
