@@ -121,13 +121,6 @@ def checkpoints(run_dir: Path) -> list[Path]:
     return [p for _, p in sorted(found, reverse=True)]
 
 
-def find_last_checkpoint(run_dir: Path) -> Path | None:
-    """The checkpoint with the most steps in ``run_dir/checkpoints``, or None (unchecked:
-    :func:`resume_point` is what ``--resume`` uses)."""
-    found = checkpoints(run_dir)
-    return found[0] if found else None
-
-
 # ------------------------------------------------------------------------- config.yaml
 
 

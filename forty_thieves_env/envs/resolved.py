@@ -117,24 +117,12 @@ class ResolvedEnv:
 
         return FortyThievesEnv(self.options)
 
-    def batch(self, num_envs: int, **kwargs: Any) -> Any:
-        """A :class:`~.batch.BatchGames` of ``num_envs`` games (``kwargs``: its own arguments)."""
-        from .batch import BatchGames
-
-        return BatchGames(num_envs, self.options, **kwargs)
-
     def torch_games(self, num_envs: int, **kwargs: Any) -> Any:
         """A :class:`~.torch_games.TorchGames` of ``num_envs`` games (imports torch; ``kwargs``:
         ``device``, ``seed``, ``autoreset``, ``num_threads``, ``max_episode_steps``)."""
         from .torch_games import TorchGames
 
         return TorchGames(num_envs, self.options, **kwargs)
-
-    def vector_env(self, num_envs: int, **kwargs: Any) -> Any:
-        """A Gymnasium :class:`~.vector.FortyThievesVectorEnv` (``kwargs``: its own arguments)."""
-        from .vector import FortyThievesVectorEnv
-
-        return FortyThievesVectorEnv(num_envs, self.options, **kwargs)
 
     def sb3_vec_env(self, num_envs: int, seed: int | None = None, **kwargs: Any) -> Any:
         """A stable-baselines3 ``VecEnv`` of ``num_envs`` games with the ids' step limit, seeded

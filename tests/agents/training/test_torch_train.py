@@ -14,7 +14,7 @@ from tiny_training import IMITATION, PPO_YAML, RUN_FILES, TORCH, network, schedu
 from agents.cli import main
 from agents.configs.config_file import load_config
 from agents.configs.train_config import ConfigError
-from agents.training.runs import find_last_checkpoint
+from agents.training.runs import checkpoints
 from agents.training.train import train
 
 # 4 games x 16 steps per rollout, a stock critic, the warm start (it runs before TorchPPO too).
@@ -88,7 +88,7 @@ def test_resume_continues_the_count_and_the_evaluations(run: Path, tmp_path: Pat
     copy = tmp_path / "torch"
     shutil.copytree(run, copy)
     train(resume=copy, total_timesteps=384, progress=False, log=quiet)
-    assert find_last_checkpoint(copy).name == "rl_model_384_steps.zip"
+    assert checkpoints(copy)[0].name == "rl_model_384_steps.zip"
     state = json.loads((copy / "eval_state.json").read_text())
     assert [e["timesteps"] for e in state["evaluations"]] == [0, 128, 256, 384]  # no second start
     with (copy / "logs" / "progress-1.csv").open() as f:
@@ -115,10 +115,10 @@ def test_an_interrupted_run_saves_a_checkpoint_and_resumes(tmp_path: Path, monke
             PPO_YAML, overrides=overrides, total_timesteps=256, runs_dir=tmp_path, name="cut", progress=False, log=quiet
         )
     run = tmp_path / "cut"
-    assert find_last_checkpoint(run).name == "rl_model_128_steps.zip"  # the rollout it was updating on counts
+    assert checkpoints(run)[0].name == "rl_model_128_steps.zip"  # the rollout it was updating on counts
     monkeypatch.setattr(torch_ppo.TorchPPO, "update", real)
     train(resume=run, progress=False, log=quiet)
-    assert find_last_checkpoint(run).name == "rl_model_256_steps.zip"
+    assert checkpoints(run)[0].name == "rl_model_256_steps.zip"
 
 
 def test_inputs_refused_before_anything_is_written(run: Path, tmp_path: Path) -> None:
@@ -126,13 +126,13 @@ def test_inputs_refused_before_anything_is_written(run: Path, tmp_path: Path) ->
     cases = [
         (["vec_env=dummy"], ConfigError, "TorchPPO steps its own"),
         (
-            [f"init_model={find_last_checkpoint(run)}", "policy_kwargs.features_extractor_kwargs.hidden=12"],
+            [f"init_model={checkpoints(run)[0]}", "policy_kwargs.features_extractor_kwargs.hidden=12"],
             ValueError,
             r"init_model .* has shape .* there and .* here",
         ),
         (
             [
-                f"init_model={find_last_checkpoint(run)}",
+                f"init_model={checkpoints(run)[0]}",
                 "policy_kwargs.features_extractor=mlp",
                 "policy=MlpPolicy",
                 "env_kwargs.observation=flat",

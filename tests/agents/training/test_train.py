@@ -15,7 +15,7 @@ from tiny_training import IMITATION, PPO_YAML, ROLLOUT, RUN_FILES, network, sche
 
 from agents.cli import main
 from agents.configs.config_file import load_config
-from agents.training.runs import find_last_checkpoint
+from agents.training.runs import checkpoints
 from agents.training.train import train
 
 # Small enough to train in seconds on one core: 2 games x 32 steps per rollout, the warm start on two deals.
@@ -80,7 +80,7 @@ def test_resume_continues_from_the_last_checkpoint(run: Path, tmp_path: Path) ->
     before = json.loads((copy / "eval_state.json").read_text())
     out = train(resume=copy, total_timesteps=384, progress=False, argv=["train", "--resume", str(copy)], log=print)
     assert out == copy
-    assert find_last_checkpoint(copy).name == "rl_model_384_steps.zip"
+    assert checkpoints(copy)[0].name == "rl_model_384_steps.zip"
     # The step count went on from 256 (a fresh start would stop at 128 new steps).
     assert MaskablePPO.load(copy / "final_model.zip", device="cpu").num_timesteps == 384
     lines = (copy / "command.txt").read_text().splitlines()
@@ -232,7 +232,7 @@ def test_asymmetric_critic_trains_from_init_model_and_plays_as_a_player(run: Pat
     from agents.players.ppo import ensure_registered
 
     lines: list[str] = []
-    src = find_last_checkpoint(run)
+    src = checkpoints(run)[0]
     asym = train(
         PPO_YAML,
         "FortyThieves-v0",
@@ -247,7 +247,7 @@ def test_asymmetric_critic_trains_from_init_model_and_plays_as_a_player(run: Pat
     from sb3_contrib import MaskablePPO
 
     src_params = MaskablePPO.load(src).policy.state_dict()
-    start = MaskablePPO.load(find_last_checkpoint(asym)).policy.state_dict()
+    start = MaskablePPO.load(checkpoints(asym)[0]).policy.state_dict()
     assert set(start) - set(src_params) == {k for k in start if "stock_table" in k}
     ensure_registered()
     agent = make_agent("ppo", "classic", model=str(asym / "final_model.zip"), deterministic=False, seed=0)
@@ -276,7 +276,7 @@ def test_init_model_of_another_shape_is_refused(run: Path, tmp_path: Path) -> No
             overrides=[
                 *TINY,
                 "imitation=null",
-                f"init_model={find_last_checkpoint(run)}",
+                f"init_model={checkpoints(run)[0]}",
                 "num_envs=2",
                 "policy_kwargs.features_extractor_kwargs={hidden: 12, rank: 2, value_dim: 8}",
             ],
