@@ -13,15 +13,17 @@ reports (:meth:`Session.rollout_done`, after each rollout or iteration):
 * a checkpoint every ``save_freq`` steps (``checkpoints/``, :func:`~.runs.checkpoint_path`);
 * the time limit (``max_minutes``): the loop stops after the rollout that passes it.
 
-:meth:`Session.finish` ends it: a checkpoint and ``final_model.zip`` (saved first when Ctrl-C
-stopped training), then a line in ``train_info.json`` with the steps, the seconds and why it
-stopped (``done``, ``time limit``, ``interrupted``).
+:meth:`Session.training` wraps the trainer's loop, and :meth:`Session.finish` ends it however it
+stopped: a checkpoint and ``final_model.zip`` (Ctrl-C included), then a line in
+``train_info.json`` with the steps, the seconds and why it stopped (``done``, ``time limit``,
+``interrupted``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -207,6 +209,24 @@ class Session:
             best = " (best)" if better else (" (the start)" if start else "")
             win, reward = 100 * result["win_rate"], result["mean_reward"]
             self.log(f"eval at {steps:,}: win {win:.1f} %, mean reward {reward:.3f}{best}")
+
+    @contextmanager
+    def training(self, steps: Callable[[], int]) -> Iterator[Session]:
+        """The trainer's loop runs inside: the start model is evaluated first (when there is
+        training to do), Ctrl-C stops it, and :meth:`finish` always ends it at ``steps()`` (the
+        trainer's count: a checkpoint, the final model, ``train_info.json``); an interrupted
+        session raises ``KeyboardInterrupt`` again once all is saved."""
+        interrupted = False
+        try:
+            if self.done < self.total:
+                self.begin()
+            yield self
+        except KeyboardInterrupt:
+            interrupted = True
+            self.log("interrupted: saving a checkpoint")
+        self.finish(steps(), interrupted)
+        if interrupted:
+            raise KeyboardInterrupt
 
     # ----- the end ------------------------------------------------------------------------------
     def finish(self, steps: int, interrupted: bool = False) -> str:

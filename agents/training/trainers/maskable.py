@@ -131,21 +131,12 @@ class MaskablePPOTrainer(PolicyTrainer):
             config.save_freq,
         )
         model.set_logger(session.logger)
-        remaining = self.total - model.num_timesteps
-        interrupted = False
-        if remaining > 0:
-            try:
-                session.begin()
+        with session.training(lambda: int(model.num_timesteps)):
+            if model.num_timesteps < self.total:
                 model.learn(
-                    total_timesteps=remaining,
+                    total_timesteps=self.total - model.num_timesteps,
                     callback=SessionCallback(session),
                     reset_num_timesteps=start.stage != "checkpoint",
                     progress_bar=False,
                 )
-            except KeyboardInterrupt:
-                interrupted = True
-                self.log("interrupted: saving a checkpoint")
-        session.finish(model.num_timesteps, interrupted)
         venv.close()
-        if interrupted:
-            raise KeyboardInterrupt

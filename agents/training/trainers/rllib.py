@@ -233,13 +233,10 @@ class RLlibTrainer(Trainer):
                 config.eval_freq,
                 config.checkpoint_freq,
             )
-            interrupted = False
             i = done
             try:
-                if i < self.total:
-                    session.begin()
-                go_on = i < self.total
-                with (run_dir / PROGRESS).open("a", encoding="utf-8") as progress:
+                with session.training(lambda: i), (run_dir / PROGRESS).open("a", encoding="utf-8") as progress:
+                    go_on = i < self.total
                     while go_on:
                         record = iteration_record(algo.train())
                         i += 1
@@ -252,15 +249,8 @@ class RLlibTrainer(Trainer):
                         self.log(f"iteration {i}: {steps:,} steps, mean return {shown}, masked actions taken {masked}")
                         stats = {k: v for k in ("policy_loss", "vf_loss", "entropy") if (v := record[k]) is not None}
                         go_on = session.rollout_done(i, None, stats)
-            except KeyboardInterrupt:
-                interrupted = True
-                self.log("interrupted: saving a checkpoint")
-            try:
-                session.finish(i, interrupted)
             finally:
                 algo.stop()
-        if interrupted:
-            raise KeyboardInterrupt
 
     def _validation(self, algo: Any) -> Callable[[], Mapping[str, float]] | None:
         """The periodic evaluation of RLlib's module on the validation deals, greedy (None when

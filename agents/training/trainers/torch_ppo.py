@@ -105,10 +105,7 @@ class TorchPPOTrainer(PolicyTrainer):
         session = self.session(
             run_dir, done, saves, self.validation(policy, games.device), config.eval_freq, config.save_freq
         )
-        interrupted = False
-        try:
-            if steps < total:
-                session.begin()
+        with session.training(lambda: steps):
             go_on = steps < total
             while go_on:
                 t0 = time.monotonic()
@@ -120,9 +117,3 @@ class TorchPPOTrainer(PolicyTrainer):
                 fps = {"fps": size / max(t2 - t0, 1e-9), "collect_fps": size / max(t1 - t0, 1e-9)}
                 go_on = session.rollout_done(steps, ppo.episodes.means(), stats, fps)
                 ppo.episodes.clear()
-        except KeyboardInterrupt:
-            interrupted = True
-            self.log("interrupted: saving a checkpoint")
-        session.finish(steps, interrupted)
-        if interrupted:
-            raise KeyboardInterrupt
