@@ -4,7 +4,7 @@ Every file here is written atomically (:mod:`agents.storage.files`) and read bac
 ``config.yaml`` is refused on one line rather than filled in with defaults
 (:func:`read_run_config`), and a damaged checkpoint is set aside for the previous good one,
 saying so (:func:`resume_point`), which also tells where ``--resume`` continues a run that
-was stopped in any stage.
+was stopped in any stage (the imitation's own stages: :mod:`.imitation_stages`).
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ CHECKPOINT_PREFIX = "rl_model"
 _CKPT = re.compile(rf"^{CHECKPOINT_PREFIX}_(\d+)_steps\.zip$")
 IMITATION_MODEL = "imitation_model.zip"
 IMITATION_INFO = "imitation.json"
+#: The folder of the imitation's finished stages (:mod:`agents.training.imitation_stages`).
+IMITATION_STAGES = "imitation"
 #: The suffix given to a damaged file set aside (kept for a look, never read again).
 SET_ASIDE = ".damaged"
 
@@ -207,15 +209,22 @@ class ResumePoint:
 
     Attributes:
         stage: ``"checkpoint"`` (PPO goes on from :attr:`path`), ``"imitation"`` (the
-            imitation finished: PPO starts from :attr:`path`, the imitation model) or
+            imitation finished: PPO starts from :attr:`path`, the imitation model),
+            ``"imitation_stage"`` (the imitation goes on after its last finished stage,
+            :attr:`last_stage`, recorded in :attr:`path`, ``imitation/stages.json``) or
             ``"start"`` (nothing finished: the run starts again, in the same folder).
-        path: The checkpoint or the imitation model (None at ``"start"``).
+        path: The checkpoint, the imitation model or the imitation's record (None at ``"start"``).
+        done: The steps trained, when not in the checkpoint's name.
+        last_stage: At ``"imitation_stage"``, the last finished one (``games_0``, ``model_1``, ...).
+        next_stage: At ``"imitation_stage"``, the one that runs next (None: only the last step is left).
     """
 
     run_dir: Path
-    stage: Literal["start", "imitation", "checkpoint"]
+    stage: Literal["start", "imitation_stage", "imitation", "checkpoint"]
     path: Path | None = None
     done: int | None = None
+    last_stage: str | None = None
+    next_stage: str | None = None
 
     @property
     def steps(self) -> int:
@@ -232,17 +241,26 @@ class ResumePoint:
             return f"continues from {self.path.relative_to(self.run_dir)} ({self.steps:,} trained)"
         if self.stage == "imitation":
             return f"starts PPO from the finished imitation ({IMITATION_MODEL})"
+        if self.stage == "imitation_stage":
+            from .imitation_stages import stage_title
+
+            return (
+                f"continues the imitation with {stage_title(self.next_stage)} "
+                f"({stage_title(self.last_stage)} had finished, in {IMITATION_STAGES}/)"
+            )
         return "starts the run again from its beginning (no stage had finished)"
 
 
 def resume_point(run_dir: Path, imitation: bool, log: Callable[[str], None] = print, mend: bool = True) -> ResumePoint:
     """The last finished stage of a run folder: its newest good checkpoint, else a finished
-    imitation (when the config has one), else the start.
+    imitation (when the config has one), else the imitation's last finished stage, else the start.
 
     Each checkpoint is read whole (:func:`~agents.storage.modelfile.check_model`). With ``mend``,
     a damaged checkpoint newer than a good one is set aside (``.damaged``), saying so, and
     the good one is used. A finished imitation is one with its ``imitation.json`` (written
-    last) and a good ``imitation_model.zip``.
+    last) and a good ``imitation_model.zip``. An unfinished one's stages are those recorded in
+    ``imitation/stages.json`` whose files are whole; with ``mend`` the first damaged one is set
+    aside, saying so (:meth:`~agents.training.imitation_stages.StageRecord.read`).
 
     Raises:
         DamagedFileError: every checkpoint is damaged (nothing is set aside then: moving
@@ -283,6 +301,14 @@ def resume_point(run_dir: Path, imitation: bool, log: Callable[[str], None] = pr
                 log(f"{err}: {again}")
         else:
             return ResumePoint(run_dir, "imitation", model)
+    if imitation:
+        from .imitation_stages import RECORD, StageRecord
+
+        record = StageRecord.read(run_dir / IMITATION_STAGES, log, mend)
+        if record is not None and record.last is not None:
+            return ResumePoint(
+                run_dir, "imitation_stage", record.folder / RECORD, last_stage=record.last, next_stage=record.next
+            )
     return ResumePoint(run_dir, "start")
 
 

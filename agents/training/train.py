@@ -20,7 +20,8 @@ A run folder (``runs/<env>_<algo>_<time>`` or ``--name``) holds:
 ``command.txt``        each command line that trained in this folder, one per line
 ``versions.json``      Python and library versions, the git commit
 ``imitation*``         with an ``imitation`` section: ``imitation_model.zip`` (the warm start) and
-                       ``imitation.json`` (positions, win rates, accuracy per round)
+                       ``imitation.json`` (positions, win rates, accuracy per round); ``imitation/``
+                       its stages, each saved as it finishes (:mod:`.imitation_stages`)
 ``checkpoints/``       ``rl_model_<steps>_steps.zip`` every ``save_freq`` steps and at the end
 ``best_model.zip``     the model with the best mean reward on the validation deals
 ``final_model.zip``    the model when training stopped
@@ -41,8 +42,9 @@ folder's own config, keeping the step count, the schedules and the best model.
 
 **Faults.** The folder's files are written atomically and read back checked (:mod:`.runs`).
 Ctrl-C in any stage leaves a folder ``--resume`` continues from the last finished stage
-(:func:`~.runs.resume_point`: the newest good checkpoint, else the finished imitation, else
-the start); during PPO a checkpoint is saved first. The last line on exit says which.
+(:func:`~.runs.resume_point`: the newest good checkpoint, else the finished imitation, else the
+imitation's last finished stage, else the start); during PPO a checkpoint is saved first. The
+last line on exit says which.
 """
 
 from __future__ import annotations

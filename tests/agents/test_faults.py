@@ -2,7 +2,8 @@
 traceback or a silent default; no work is played and then thrown away.
 
 One test (or group) per defect of the issue: a model zip cut short (``train --resume``,
-``evaluate --model``, ``ship``, a zipped run folder), Ctrl-C during the imitation, a
+``evaluate --model``, ``ship``, a zipped run folder), Ctrl-C during the imitation (each of its
+stages: tests/agents/training/test_imitation_stages.py), a
 ``config.yaml`` cut short, a torn ``verdicts.jsonl`` line, an unwritable ``--out``, a play save
 missing a field; then files cut at random offsets and writers killed at random moments
 (checkpoints, ``verdicts.jsonl``, the config rewrite)."""
@@ -168,14 +169,22 @@ def test_ctrl_c_in_the_imitation_leaves_a_folder_that_resume_continues(
             log=logs.append,
         )
     run = tmp_path / "r"
-    assert logs[-2] == "interrupted in the imitation: it keeps nothing until it finishes"
+    assert logs[-2] == (
+        "interrupted in the imitation during the first fit: the teacher's games had finished (saved in imitation/); "
+        "--resume goes on with the first fit"
+    )
     assert logs[-1] == (
         f"to continue: forty-thieves train --resume {run}  "
-        "# starts the run again from its beginning (no stage had finished)"
+        "# continues the imitation with the first fit (the teacher's games had finished, in imitation/)"
     )
     monkeypatch.undo()
 
-    train(resume=run, progress=False, log=quiet)  # imitation, then PPO: no dead end
+    def no_games(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the teacher's games, saved, were played again")
+
+    monkeypatch.setattr(imitation, "collect", no_games)
+    train(resume=run, progress=False, log=quiet)  # the fit, then PPO: no dead end
+    monkeypatch.undo()
     assert (run / "imitation.json").is_file() and (run / "checkpoints" / "rl_model_64_steps.zip").is_file()
 
     # Killed after the imitation, before PPO's first checkpoint: PPO starts from the imitation's model.
