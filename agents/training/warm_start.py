@@ -1,17 +1,18 @@
 """Where a PPO run's network starts: fresh, another model's weights (``init_model``), the imitation
 of a teacher (``imitation``), or the imitation an earlier session of the run finished.
 
-:func:`start_policy` brings a fresh network to the start of PPO; :func:`warm_start` runs the
-imitation (:mod:`.imitation`: the teacher's games, cloning, DAgger rounds), saving each stage as it
-finishes in ``imitation/`` (:mod:`.imitation_stages`: ``--resume`` goes on after the last finished
-one), and writes ``imitation_model.zip`` and, last, ``imitation.json`` (which marks it finished:
-``--resume`` then starts PPO from it).
+:class:`WarmStart` brings a fresh network to the start of PPO (:meth:`WarmStart.start`);
+:meth:`WarmStart.imitate` runs the imitation (:mod:`.imitation`: the teacher's games, cloning,
+DAgger rounds), saving each stage as it finishes in ``imitation/`` (:mod:`.imitation_stages`:
+``--resume`` goes on after the last finished one), and writes ``imitation_model.zip`` and, last,
+``imitation.json`` (which marks it finished: ``--resume`` then starts PPO from it).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,39 +86,117 @@ def load_policy_state(policy: Any, path: Path, advice: str) -> None:
         raise DamagedFileError(f"{path} does not fit this network ({why}): {advice}") from None
 
 
-def start_policy(
-    policy: Any,
-    save: Callable[[Path], Any],
-    env: ResolvedEnv,
-    config: TrainConfig,
-    point: ResumePoint,
-    log: Callable[[str], None],
-) -> None:
-    """Bring a fresh policy to the start of PPO: the finished imitation's model when the run
-    has one, else ``init_model``'s weights and the imitation (:func:`warm_start`), which goes on
-    after its last finished stage when an earlier session left some.
+@dataclass(frozen=True)
+class WarmStart:
+    """Where a PPO run's network starts (module docstring).
 
-    Args:
+    Attributes:
         policy: The run's network (an SB3 maskable policy with its optimizer).
         save: Writes the policy as a model zip at the path given (the imitation's models).
         env: The run's env.
         config: The run's config.
-        point: Where the run stands (:func:`agents.training.runs.resume_point`).
+        run_dir: The run folder.
         log: Where messages go.
     """
-    if point.stage == "imitation":
-        assert point.path is not None
-        load_policy_state(policy, point.path, "the imitation runs again if you move it away")
-        log(f"{point.run_dir}: the imitation had finished; PPO starts from {point.path.name}")
-        return
-    if config.init_model is not None:
-        load_weights(policy, config.init_model, log)
-    if config.imitation is not None:
-        try:
-            warm_start(policy, save, env, config, point.run_dir, log)
-        except KeyboardInterrupt:
-            log(interrupted_in_imitation(point.run_dir))
-            raise
+
+    policy: Any
+    save: Callable[[Path], Any]
+    env: ResolvedEnv
+    config: TrainConfig
+    run_dir: Path
+    log: Callable[[str], None]
+
+    def start(self, point: ResumePoint) -> None:
+        """Bring the fresh policy to the start of PPO: the finished imitation's model when the run
+        has one, else ``init_model``'s weights and the imitation (:meth:`imitate`), which goes on
+        after its last finished stage when an earlier session left some.
+
+        Args:
+            point: Where the run stands (:func:`agents.training.runs.resume_point`).
+        """
+        policy, config, log = self.policy, self.config, self.log
+        if point.stage == "imitation":
+            assert point.path is not None
+            load_policy_state(policy, point.path, "the imitation runs again if you move it away")
+            log(f"{point.run_dir}: the imitation had finished; PPO starts from {point.path.name}")
+            return
+        if config.init_model is not None:
+            load_weights(policy, config.init_model, log)
+        if config.imitation is not None:
+            try:
+                self.imitate()
+            except KeyboardInterrupt:
+                log(interrupted_in_imitation(self.run_dir))
+                raise
+
+    def imitate(self) -> None:
+        """Clone the config's teacher into the policy (then DAgger), saving each stage as it finishes
+        (:mod:`.imitation_stages`) and going on after the last one an earlier session finished; write
+        ``imitation_model.zip`` (with ``save``) and, last, ``imitation.json``."""
+        from .imitation import Demonstrations, clone, collect, training_deals
+        from .imitation_stages import StageRecord, stage_settings, stage_title, write_demonstrations
+
+        policy, save, env, config, run_dir, log = self.policy, self.save, self.env, self.config, self.run_dir, self.log
+        im = config.imitation
+        assert im is not None
+        # imitation.json marks a finished imitation (runs.resume_point): one left by an earlier,
+        # damaged try must not vouch for the student models saved below.
+        (run_dir / IMITATION_INFO).unlink(missing_ok=True)
+        record = StageRecord.open(run_dir, stage_settings(config), log)
+        n_all = im.games + im.dagger_rounds * im.dagger_games
+        deals = training_deals(n_all, config.seed)
+        common = dict(teacher_kwargs=im.teacher_kwargs, seed=config.seed, gamma=config.gamma, idle_cut=im.idle_cut)
+        fit = dict(
+            batch_size=im.batch_size, learning_rate=im.learning_rate, vf_coef=im.vf_coef, seed=config.seed, log=log
+        )
+        fitted = max((r for r in range(im.dagger_rounds + 1) if record.finished(f"model_{r}")), default=-1)
+        if record.last is not None:
+            going_on = f"going on with {stage_title(record.next)}"
+            log(f"imitation: {stage_title(record.last)} had finished ({record.folder}); {going_on}")
+        if fitted >= 0:
+            again = f"move {record.folder} away: the imitation runs again"
+            load_policy_state(policy, record.path(f"model_{fitted}"), again)
+        # A fit left to do needs every position so far: the finished rounds' games, read back.
+        data: Demonstrations | None = None
+        if 0 <= fitted < im.dagger_rounds:
+            data = Demonstrations.concat([record.games(r) for r in range(fitted + 1)])
+        for r in range(fitted + 1, im.dagger_rounds + 1):
+            name = f"games_{r}"
+            if record.finished(name):
+                new = record.games(r)
+            else:
+                t0 = time.monotonic()
+                if r == 0:
+                    log(f"imitation: {im.teacher} plays {im.games} training deals")
+                    new = collect(env, deals[: im.games], im.teacher, workers=im.workers, log=log, **common)
+                    figures = {"games": im.games, "positions": len(new), "teacher_won": float(new.won.mean())}
+                else:
+                    start = im.games + (r - 1) * im.dagger_games
+                    log(f"imitation: DAgger round {r}/{im.dagger_rounds}, the student plays {im.dagger_games} deals")
+                    student = str(record.path(f"model_{r - 1}"))  # the previous fit, read from its zip
+                    new = collect(
+                        env,
+                        deals[start : start + im.dagger_games],
+                        im.teacher,
+                        student=student,
+                        beta=im.beta,
+                        workers=im.workers,
+                        log=log,
+                        **common,
+                    )
+                    figures = {"games": im.dagger_games, "positions": len(new), "student_won": float(new.won.mean())}
+                write_demonstrations(record.path(name), new)
+                record.add(name, time.monotonic() - t0, figures)
+            data = new if data is None else Demonstrations.concat([data, new])
+            t0 = time.monotonic()
+            stats = clone(policy, data, epochs=im.epochs if r == 0 else im.dagger_epochs, **fit)
+            save(record.path(f"model_{r}"))
+            record.add(f"model_{r}", time.monotonic() - t0, stats)
+        path = run_dir / IMITATION_MODEL
+        save(path)
+        info = {"teacher": im.teacher, "rounds": record.rounds_figures(), "seconds": record.seconds}
+        write_json(run_dir / IMITATION_INFO, info)  # last: the imitation has finished
+        log(f"imitation done in {info['seconds']:.0f} s -> {path.name}")
 
 
 def interrupted_in_imitation(run_dir: Path) -> str:
@@ -133,77 +212,3 @@ def interrupted_in_imitation(run_dir: Path) -> str:
         f"interrupted in the imitation during {stage_title(record.next)}: {stage_title(record.last)} had finished "
         f"(saved in {IMITATION_STAGES}/); --resume goes on with {stage_title(record.next)}"
     )
-
-
-def warm_start(
-    policy: Any,
-    save: Callable[[Path], Any],
-    env: ResolvedEnv,
-    config: TrainConfig,
-    run_dir: Path,
-    log: Callable[[str], None],
-) -> None:
-    """Clone the config's teacher into ``policy`` (then DAgger), saving each stage as it finishes
-    (:mod:`.imitation_stages`) and going on after the last one an earlier session finished; write
-    ``imitation_model.zip`` (with ``save``) and, last, ``imitation.json``."""
-    from .imitation import Demonstrations, clone, collect, training_deals
-    from .imitation_stages import StageRecord, stage_settings, stage_title, write_demonstrations
-
-    im = config.imitation
-    assert im is not None
-    # imitation.json marks a finished imitation (runs.resume_point): one left by an earlier,
-    # damaged try must not vouch for the student models saved below.
-    (run_dir / IMITATION_INFO).unlink(missing_ok=True)
-    record = StageRecord.open(run_dir, stage_settings(config), log)
-    n_all = im.games + im.dagger_rounds * im.dagger_games
-    deals = training_deals(n_all, config.seed)
-    common = dict(teacher_kwargs=im.teacher_kwargs, seed=config.seed, gamma=config.gamma, idle_cut=im.idle_cut)
-    fit = dict(batch_size=im.batch_size, learning_rate=im.learning_rate, vf_coef=im.vf_coef, seed=config.seed, log=log)
-    fitted = max((r for r in range(im.dagger_rounds + 1) if record.finished(f"model_{r}")), default=-1)
-    if record.last is not None:
-        going_on = f"going on with {stage_title(record.next)}"
-        log(f"imitation: {stage_title(record.last)} had finished ({record.folder}); {going_on}")
-    if fitted >= 0:
-        again = f"move {record.folder} away: the imitation runs again"
-        load_policy_state(policy, record.path(f"model_{fitted}"), again)
-    # A fit left to do needs every position so far: the finished rounds' games, read back.
-    data: Demonstrations | None = None
-    if 0 <= fitted < im.dagger_rounds:
-        data = Demonstrations.concat([record.games(r) for r in range(fitted + 1)])
-    for r in range(fitted + 1, im.dagger_rounds + 1):
-        name = f"games_{r}"
-        if record.finished(name):
-            new = record.games(r)
-        else:
-            t0 = time.monotonic()
-            if r == 0:
-                log(f"imitation: {im.teacher} plays {im.games} training deals")
-                new = collect(env, deals[: im.games], im.teacher, workers=im.workers, log=log, **common)
-                figures = {"games": im.games, "positions": len(new), "teacher_won": float(new.won.mean())}
-            else:
-                start = im.games + (r - 1) * im.dagger_games
-                log(f"imitation: DAgger round {r}/{im.dagger_rounds}, the student plays {im.dagger_games} deals")
-                student = str(record.path(f"model_{r - 1}"))  # the previous fit, read from its zip
-                new = collect(
-                    env,
-                    deals[start : start + im.dagger_games],
-                    im.teacher,
-                    student=student,
-                    beta=im.beta,
-                    workers=im.workers,
-                    log=log,
-                    **common,
-                )
-                figures = {"games": im.dagger_games, "positions": len(new), "student_won": float(new.won.mean())}
-            write_demonstrations(record.path(name), new)
-            record.add(name, time.monotonic() - t0, figures)
-        data = new if data is None else Demonstrations.concat([data, new])
-        t0 = time.monotonic()
-        stats = clone(policy, data, epochs=im.epochs if r == 0 else im.dagger_epochs, **fit)
-        save(record.path(f"model_{r}"))
-        record.add(f"model_{r}", time.monotonic() - t0, stats)
-    path = run_dir / IMITATION_MODEL
-    save(path)
-    info = {"teacher": im.teacher, "rounds": record.rounds_figures(), "seconds": record.seconds}
-    write_json(run_dir / IMITATION_INFO, info)  # last: the imitation has finished
-    log(f"imitation done in {info['seconds']:.0f} s -> {path.name}")

@@ -196,7 +196,7 @@ def test_ctrl_c_in_the_imitation_leaves_a_folder_that_resume_continues(
     def no_imitation(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the finished imitation ran again")
 
-    monkeypatch.setattr(warm_start_module, "warm_start", no_imitation)
+    monkeypatch.setattr(warm_start_module.WarmStart, "imitate", no_imitation)
     logs.clear()
     train(resume=run, progress=False, log=logs.append)
     assert f"{run}: the imitation had finished; PPO starts from imitation_model.zip" in logs

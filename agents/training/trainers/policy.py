@@ -11,7 +11,7 @@ from agents.configs.train_config import TrainConfig
 from forty_thieves_env.envs.resolved import ResolvedEnv
 
 from ..runs import ResumePoint, resume_point
-from ..warm_start import shared_weights, start_policy
+from ..warm_start import WarmStart, shared_weights
 from .base import Trainer
 
 
@@ -85,8 +85,8 @@ class PolicyTrainer(Trainer):
         return resume_point(run_dir, self.config.imitation is not None, log, mend)
 
     def start_policy(self, policy: Any, save: Callable[[Path], Any], start: ResumePoint) -> None:
-        """Bring a fresh network to where PPO starts (:func:`agents.training.warm_start.start_policy`)."""
-        start_policy(policy, save, self.env, self.config, start, self.log)
+        """Bring a fresh network to where PPO starts (:class:`agents.training.warm_start.WarmStart`)."""
+        WarmStart(policy, save, self.env, self.config, start.run_dir, self.log).start(start)
 
     def set_threads(self) -> None:
         """torch on the config's number of threads (0: leave torch's default)."""
