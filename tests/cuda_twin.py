@@ -145,7 +145,7 @@ def assert_same(gpu: CudaGames, cpu: BatchGames, when: str) -> None:
 
 def check_parity(
     make: Callable[..., CudaGames],
-    num_games: int,
+    num_envs: int,
     steps: int,
     variant: str,
     *,
@@ -154,7 +154,7 @@ def check_parity(
     every: int = 1,
     **kwargs: Any,
 ) -> dict[str, int]:
-    """Step ``make(num_games, variant, **kwargs)`` and a BatchGames alike ``steps`` times with
+    """Step ``make(num_envs, variant, **kwargs)`` and a BatchGames alike ``steps`` times with
     the same actions and compare all their arrays every ``every`` steps (and at the end).
 
     Actions are random legal ones drawn from the CPU batch's masks with a generator seeded
@@ -163,8 +163,8 @@ def check_parity(
     happened (resets, wins, truncations, refused actions), for the caller to check that
     the run went through the paths it means to test.
     """
-    gpu = make(num_games, variant, **kwargs)
-    cpu = BatchGames(num_games, variant, **kwargs)
+    gpu = make(num_envs, variant, **kwargs)
+    cpu = BatchGames(num_envs, variant, **kwargs)
     gpu.reset(seed=seed)
     cpu.reset(seed=seed)
     assert_same(gpu, cpu, "after reset")
@@ -173,7 +173,7 @@ def check_parity(
     for t in range(steps):
         actions = cpu.sample_legal(rng)
         if illegal_every:
-            pick = np.arange(t % illegal_every, num_games, illegal_every)
+            pick = np.arange(t % illegal_every, num_envs, illegal_every)
             # Random moves, mostly illegal; in the action space (the batch refuses others outright).
             actions[pick] = rng.integers(0, cpu.n_actions, size=pick.size)
         gpu.step(actions)

@@ -154,7 +154,7 @@ def bench_ppo(name: str, venv: Any, timesteps: int, ppo_kwargs: dict[str, Any], 
     return row
 
 
-def fixed_rows(env_id: str, n_envs: int, timesteps: int, n_steps: int, seed: int = 0) -> Iterator[Row]:
+def fixed_rows(env_id: str, num_envs: int, timesteps: int, n_steps: int, seed: int = 0) -> Iterator[Row]:
     """The fixed-network rows: SB3's default network on the native VecEnv, a DummyVecEnv and a trivial env."""
     import gymnasium as gym
     import torch
@@ -163,13 +163,13 @@ def fixed_rows(env_id: str, n_envs: int, timesteps: int, n_steps: int, seed: int
     from forty_thieves_env.envs.sb3 import make_sb3_vec_env
 
     torch.set_num_threads(1)  # SB3's advice for small networks on CPU (more threads only contend)
-    kwargs = {"n_steps": n_steps, "batch_size": min(256, n_steps * n_envs), "n_epochs": 4}
-    native = make_sb3_vec_env(env_id, n_envs=n_envs, seed=seed)
+    kwargs = {"n_steps": n_steps, "batch_size": min(256, n_steps * num_envs), "n_epochs": 4}
+    native = make_sb3_vec_env(env_id, num_envs=num_envs, seed=seed)
     yield bench_ppo("MaskablePPO, native VecEnv", native, timesteps, kwargs, seed)
-    dummy = DummyVecEnv([lambda: gym.make(env_id) for _ in range(n_envs)])
+    dummy = DummyVecEnv([lambda: gym.make(env_id) for _ in range(num_envs)])
     dummy.seed(seed)
     yield bench_ppo("MaskablePPO, DummyVecEnv", dummy, timesteps, kwargs, seed)
-    trivial = _trivial_vec_env(make_sb3_vec_env(env_id, n_envs=n_envs))
+    trivial = _trivial_vec_env(make_sb3_vec_env(env_id, num_envs=num_envs))
     yield bench_ppo("MaskablePPO, trivial env", trivial, timesteps, kwargs, seed)
 
 

@@ -63,7 +63,7 @@ class ValidationGames:
             seed: Seeds the drawn moves (the same every evaluation).
         """
         g = self.games
-        n = g.num_games
+        n = g.num_envs
         obs, info = g.reset(seed=0, deal=self.deals)
         dev = g.device
         done = torch.zeros(n, dtype=torch.bool, device=dev)

@@ -54,7 +54,7 @@ _WARM: set[object] = set()
 
 
 class BatchGames:
-    """``num_games`` games of one variant, stepped in one compiled call (no gymnasium needed).
+    """``num_envs`` games of one variant, stepped in one compiled call (no gymnasium needed).
 
     Every game has its own random generator for its deals, seeded as Gymnasium's
     ``SyncVectorEnv`` seeds its sub-environments (``seed + i`` for game ``i``), and draws
@@ -66,7 +66,7 @@ class BatchGames:
     single environment reset with ``seed + i``.
 
     Args:
-        num_games: ``N``.
+        num_envs: ``N``.
         variant: A preset name or :class:`~forty_thieves_env.engine.variants.Variant`, with
             ``options`` (``observation``, ``reward``, ``illegal_action``, ``deals``,
             ``winnable_only``, variant options: see :meth:`.options.EnvOptions.make`); or an
@@ -79,7 +79,7 @@ class BatchGames:
 
     def __init__(
         self,
-        num_games: int,
+        num_envs: int,
         variant: str | Variant | EnvOptions = "classic",
         *,
         max_episode_steps: int | None = None,
@@ -87,9 +87,9 @@ class BatchGames:
         num_threads: int | None = None,
         **options: object,
     ) -> None:
-        check_batch(num_games, max_episode_steps, autoreset, num_threads)
+        check_batch(num_envs, max_episode_steps, autoreset, num_threads)
         opts = self.options = EnvOptions.of(variant, **options)
-        n = self.num_games = int(num_games)
+        n = self.num_envs = int(num_envs)
         self.variant = opts.variant
         self.cfg = config_for(self.variant)
         self.n_actions = int(self.cfg[Cfg.N_ACTIONS])
@@ -167,7 +167,7 @@ class BatchGames:
         start, stop, shape = self.layout[name]
         if source is not None:
             return source[:, start:stop].reshape(source.shape[0], *shape)
-        n = self.num_games
+        n = self.num_envs
         buf = self.obs if buffer is None else buffer
         if self.observation_mode == "flat":
             return buf.reshape(n, self.obs_size)[:, start:stop].reshape(n, *shape)
@@ -178,7 +178,7 @@ class BatchGames:
         """``(N, F)``: every game's observation as a flat row (a copy in dict modes)."""
         if self.observation_mode == "flat":
             return self._obs_rows
-        return np.concatenate([self.field(name).reshape(self.num_games, -1) for name in self.layout], axis=1)
+        return np.concatenate([self.field(name).reshape(self.num_envs, -1) for name in self.layout], axis=1)
 
     def observations(
         self, source: np.ndarray | None = None, copy: bool = True, buffer: np.ndarray | None = None
@@ -189,7 +189,7 @@ class BatchGames:
         (of the live buffer: overwritten by the next step)."""
         if self.observation_mode == "flat":
             if source is None:
-                source = self._obs_rows if buffer is None else buffer.reshape(self.num_games, self.obs_size)
+                source = self._obs_rows if buffer is None else buffer.reshape(self.num_envs, self.obs_size)
             return source.copy() if copy else source
         if copy:
             return {name: self.field(name, source, buffer).copy() for name in self.layout}
@@ -201,6 +201,11 @@ class BatchGames:
         if isinstance(last, np.ndarray):
             return list(last)
         return [{name: v[k] for name, v in last.items()} for k in range(len(idx))]
+
+    @property
+    def num_games(self) -> int:
+        """Alias of :attr:`num_envs`, kept for code written before."""
+        return self.num_envs
 
     @property
     def terminated(self) -> np.ndarray:
@@ -230,9 +235,9 @@ class BatchGames:
 
         Raises:
             TypeError: a seed that is not an integer (nor ``None``), or not one seed nor a sequence.
-            ValueError: a negative seed, or a sequence of other than ``num_games`` seeds.
+            ValueError: a negative seed, or a sequence of other than ``num_envs`` seeds.
         """
-        n = self.num_games
+        n = self.num_envs
         if seed is None:
             return [None] * n
         if is_integer(seed):
@@ -242,7 +247,7 @@ class BatchGames:
             raise TypeError(f"seed must be None, an integer >= 0 or a sequence of {n} of them, got {seed!r}")
         seeds = [None if x is None else check_int(x, f"seed[{k}]", 0) for k, x in enumerate(seed)]
         if len(seeds) != n:
-            raise ValueError(f"a sequence of seeds must have num_games={n} entries, got {len(seeds)}")
+            raise ValueError(f"a sequence of seeds must have num_envs={n} entries, got {len(seeds)}")
         return seeds
 
     def seed_rngs(self, seed: int | Sequence[int | None] | None) -> None:
@@ -311,7 +316,7 @@ class BatchGames:
             TypeError, ValueError: a bad seed, ``which`` or deal; ``deal`` with ``position``;
                 a first reset of only some games.
         """
-        n = self.num_games
+        n = self.num_envs
         # Everything is checked before anything changes: a refused reset leaves every game as it was.
         self.seed_list(seed)
         if which is None:
@@ -334,10 +339,10 @@ class BatchGames:
     def _check_positions(self, position: object, which: np.ndarray) -> dict[int, np.ndarray]:
         """The state array of each game of ``which`` from ``position`` (one for all, or a list of N), checked."""
         one = isinstance(position, str) or not isinstance(position, Sequence)
-        positions = [position] * self.num_games if one else list(position)  # type: ignore[arg-type]
-        if len(positions) != self.num_games:
+        positions = [position] * self.num_envs if one else list(position)  # type: ignore[arg-type]
+        if len(positions) != self.num_envs:
             raise ValueError(
-                f"options['position'] must be one position or num_envs={self.num_games} of them, got {len(positions)}"
+                f"options['position'] must be one position or num_envs={self.num_envs} of them, got {len(positions)}"
             )
         return {int(i): check_position(self.variant, positions[i]) for i in np.flatnonzero(which)}
 
@@ -364,7 +369,7 @@ class BatchGames:
         moves, cards home) and, with ``emit_obs``, :attr:`out_obs` (the observation buffer,
         laid out as ``obs``; see :meth:`observations`).
         """
-        n = self.num_games
+        n = self.num_envs
         try:
             checked = check_actions(actions, n)  # integers only, one per game: nothing broadcast or truncated
         except TypeError as err:
@@ -425,7 +430,7 @@ class BatchGames:
     def _raise_if_illegal(self, a: np.ndarray) -> None:
         live = self.games[:, G_PENDING] == 0
         in_range = (a >= 0) & (a < self.n_actions)
-        legal = in_range & self.masks[np.arange(self.num_games), np.clip(a, 0, self.n_actions - 1)]
+        legal = in_range & self.masks[np.arange(self.num_envs), np.clip(a, 0, self.n_actions - 1)]
         bad = np.flatnonzero(live & ~legal)
         if bad.size:  # every action is in range here (step refused the others)
             i = int(bad[0])
@@ -435,7 +440,7 @@ class BatchGames:
 
     def sample_legal(self, rng: np.random.Generator, out: np.ndarray | None = None) -> np.ndarray:
         """A uniformly random legal action per game (0 where none is legal), in one call."""
-        out = np.zeros(self.num_games, dtype=np.int64) if out is None else out
-        u = rng.random(self.num_games)
+        out = np.zeros(self.num_envs, dtype=np.int64) if out is None else out
+        u = rng.random(self.num_envs)
         sample_counted(self.masks, self.games, u, out)
         return out

@@ -104,7 +104,7 @@ class CudaDevice:
 
 
 class CudaGames:
-    """``num_games`` games of one variant, stepped on a GPU, one game a thread.
+    """``num_envs`` games of one variant, stepped on a GPU, one game a thread.
 
     Behaves as :class:`~.batch.BatchGames` made with the same arguments (its every option,
     autoreset mode, deal pool and seed), with the batch's arrays on the GPU: ``states, masks,
@@ -112,7 +112,7 @@ class CudaGames:
     final_return, gens`` (numba device arrays; names, shapes and dtypes as in BatchGames).
 
     Args:
-        num_games: ``N``.
+        num_envs: ``N``.
         variant: A preset name, :class:`~forty_thieves_env.engine.variants.Variant` or
             :class:`~.options.EnvOptions`, with ``options`` as for BatchGames.
         max_episode_steps: Truncate an episode after this many steps (``None``: never).
@@ -126,7 +126,7 @@ class CudaGames:
 
     def __init__(
         self,
-        num_games: int,
+        num_envs: int,
         variant: str | Variant | EnvOptions = "classic",
         *,
         max_episode_steps: int | None = None,
@@ -137,14 +137,14 @@ class CudaGames:
         self.device = check_int(device, "device", 0)
         dev = self._dev = self._make_device(self.device)  # fails first, without a GPU
         host = self.host = BatchGames(
-            num_games, variant, max_episode_steps=max_episode_steps, autoreset=autoreset, **options
+            num_envs, variant, max_episode_steps=max_episode_steps, autoreset=autoreset, **options
         )
         if host.illegal_action == "raise":
             raise ValueError(
                 "CudaGames cannot raise on an illegal action (that needs a host check each step): use "
                 'illegal_action="penalize" or "terminate", or BatchGames'
             )
-        self.num_games = host.num_games
+        self.num_envs = host.num_envs
         self.n_actions = host.n_actions
         self.variant = host.variant
         self.options = host.options
@@ -182,6 +182,11 @@ class CudaGames:
     @staticmethod
     def _make_device(index: int) -> CudaDevice:
         return CudaDevice(index)
+
+    @property
+    def num_games(self) -> int:
+        """Alias of :attr:`num_envs`, kept for code written before."""
+        return self.num_envs
 
     @property
     def terminated(self) -> Any:
@@ -232,7 +237,7 @@ class CudaGames:
             given = np.zeros(0, dtype=np.int64) if numbers is None else numbers
             with self._dev.context():
                 args = (self.cfg, self.params, self._dev.to_device(which), self._dev.to_device(given))
-                self._dev.launch("reset_kernel", self.num_games, *args, self.bufs)
+                self._dev.launch("reset_kernel", self.num_envs, *args, self.bufs)
             return
         host.check_reset(seed, deal, which, position)  # before the download: a refused reset costs nothing
         if self.started:
@@ -249,7 +254,7 @@ class CudaGames:
             raise ResetNeededError("step() before the first reset(): call reset() first")
         a = self._device_vector(actions, np.int64, "actions")
         with self._dev.context():
-            self._dev.launch("step_kernel", self.num_games, self.cfg, self.spec, self.params, a, self.bufs)
+            self._dev.launch("step_kernel", self.num_envs, self.cfg, self.spec, self.params, a, self.bufs)
 
     def sample_legal(self, out: Any, seed_or_uniforms: int | Any) -> Any:
         """Write a uniformly random legal action of every game into the device array ``out``
@@ -266,16 +271,16 @@ class CudaGames:
         with self._dev.context():
             if isinstance(seed_or_uniforms, (int, np.integer)) and not isinstance(seed_or_uniforms, bool):
                 seed = np.int64(check_int(seed_or_uniforms, "seed", -(2**63), 2**63 - 1))
-                self._dev.launch("sample_seeded_kernel", self.num_games, self.masks, self.games, seed, dst)
+                self._dev.launch("sample_seeded_kernel", self.num_envs, self.masks, self.games, seed, dst)
             else:
                 u = self._device_vector(seed_or_uniforms, np.float64, "uniforms")
-                self._dev.launch("sample_kernel", self.num_games, self.masks, self.games, u, dst)
+                self._dev.launch("sample_kernel", self.num_envs, self.masks, self.games, u, dst)
         return out
 
     def _device_vector(self, x: Any, dtype: type, name: str, upload: bool = True) -> Any:
         """``x`` as an ``(N,)`` device array of ``dtype``: a view of a device array (which must
         already be one), or host values checked and uploaded (with ``upload``)."""
-        n = self.num_games
+        n = self.num_envs
         if self._dev.is_device_array(x):
             with self._dev.context():
                 arr = self._dev.as_array(x)

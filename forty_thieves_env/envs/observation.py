@@ -239,16 +239,16 @@ def observation_layout(variant: Variant, mode: str) -> dict[str, tuple[int, int,
     return out
 
 
-def observation_lay(layout: dict[str, tuple[int, int, tuple[int, ...]]], num_games: int, by_field: bool) -> np.ndarray:
+def observation_lay(layout: dict[str, tuple[int, int, tuple[int, ...]]], num_envs: int, by_field: bool) -> np.ndarray:
     """The ``(O_LEN, 2) int64`` start and per-game stride of each field (see the module
-    docstring) in a buffer of ``num_games`` observations: one game's flat row after another,
+    docstring) in a buffer of ``num_envs`` observations: one game's flat row after another,
     or (``by_field``) one block per field. Fields the mode lacks get ``(0, 0)``."""
     size = max(stop for _, stop, _ in layout.values())
     lay = np.zeros((O_LEN, 2), dtype=np.int64)
     for f, name in enumerate(O_NAMES):
         if name in layout:
             start, stop, _ = layout[name]
-            lay[f] = (num_games * start, stop - start) if by_field else (start, size)
+            lay[f] = (num_envs * start, stop - start) if by_field else (start, size)
     return lay
 
 

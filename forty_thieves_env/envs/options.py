@@ -133,7 +133,7 @@ def check_reset_deal(number: object, name: str = "options['deal']") -> int:
     return check_deal_number(number, name, MAX_ENV_DEAL)
 
 
-def check_batch(num_games: int, max_episode_steps: int | None, autoreset: str, num_threads: int | None) -> None:
+def check_batch(num_envs: int, max_episode_steps: int | None, autoreset: str, num_threads: int | None) -> None:
     """Check the batch engine's own arguments (see :class:`~.batch.BatchGames`).
 
     Raises:
@@ -141,7 +141,7 @@ def check_batch(num_games: int, max_episode_steps: int | None, autoreset: str, n
         ValueError: a number of games, step limit or thread count below 1, or an unknown
             autoreset mode.
     """
-    check_int(num_games, "num_envs", 1)
+    check_int(num_envs, "num_envs", 1)
     check_choice(autoreset, "autoreset", AUTORESETS)
     if max_episode_steps is not None:
         check_int(max_episode_steps, "max_episode_steps", 1)

@@ -6,7 +6,7 @@ yourself::
     from sb3_contrib import MaskablePPO
     from forty_thieves_env.envs.sb3 import make_sb3_vec_env
 
-    venv = make_sb3_vec_env("FortyThieves-Josephine-v0", n_envs=16, seed=0)
+    venv = make_sb3_vec_env("FortyThieves-Josephine-v0", num_envs=16, seed=0)
     model = MaskablePPO("MultiInputPolicy", venv).learn(100_000)
 
 :class:`FortyThievesVecEnv` steps all its games in one compiled call (:mod:`.batch`) and
@@ -101,8 +101,8 @@ class FortyThievesVecEnv(VecEnv):
         self.observation_mode = b.observation_mode
         self.render_mode = opts.render_mode
         self.max_episode_steps = max_episode_steps
-        super().__init__(b.num_games, observation_space(b.variant, b.observation_mode), spaces.Discrete(b.n_actions))
-        self._actions = np.zeros(b.num_games, dtype=np.int64)
+        super().__init__(b.num_envs, observation_space(b.variant, b.observation_mode), spaces.Discrete(b.n_actions))
+        self._actions = np.zeros(b.num_envs, dtype=np.int64)
         self._started = time.time()
         self._vector: Any = None  # a Gymnasium vector view, only built to render
 
@@ -236,15 +236,27 @@ class FortyThievesVecEnv(VecEnv):
 
 
 def make_sb3_vec_env(
-    env_id: str = "FortyThieves-v0", n_envs: int = 8, seed: int | None = None, **kwargs: Any
+    env_id: str = "FortyThieves-v0",
+    num_envs: int | None = None,
+    seed: int | None = None,
+    *,
+    n_envs: int | None = None,
+    **kwargs: Any,
 ) -> FortyThievesVecEnv:
-    """A :class:`FortyThievesVecEnv` for a registered id (its preset and 1000-step limit).
+    """A :class:`FortyThievesVecEnv` of ``num_envs`` games (default 8) for a registered id (its
+    preset and 1000-step limit).
 
     ``kwargs`` override as in ``gym.make`` (variant options, ``observation``, ``reward``,
     ``max_episode_steps``, ...). ``seed`` seeds the first reset (game ``i``: ``seed + i``).
+    ``n_envs`` (the word of SB3's ``make_vec_env``) is an alias of ``num_envs``, kept for
+    code written before; give one of them.
     """
+    if n_envs is not None:
+        if num_envs is not None:
+            raise TypeError("give num_envs or its alias n_envs, not both")
+        num_envs = n_envs
     kwargs = {**id_kwargs(env_id), **kwargs}
-    venv = FortyThievesVecEnv(n_envs, **kwargs)
+    venv = FortyThievesVecEnv(8 if num_envs is None else num_envs, **kwargs)
     if seed is not None:
         venv.seed(seed)
     return venv

@@ -101,10 +101,10 @@ def torch_device(device: str | torch.device) -> torch.device:
 
 
 class TorchGames:
-    """``num_games`` games stepped together, their arrays as torch tensors (module docstring).
+    """``num_envs`` games stepped together, their arrays as torch tensors (module docstring).
 
     Args:
-        num_games: ``N``.
+        num_envs: ``N``.
         variant: A registered env id (``"FortyThieves-v0"``), a preset name or a
             :class:`~forty_thieves_env.engine.variants.Variant`, with ``options``
             (``observation``, ``reward``, ``illegal_action``, ``deals``, ``winnable_only``,
@@ -118,7 +118,7 @@ class TorchGames:
 
     def __init__(
         self,
-        num_games: int,
+        num_envs: int,
         variant: str | Variant = "classic",
         *,
         device: str | torch.device = "cpu",
@@ -140,13 +140,13 @@ class TorchGames:
                 raise ValueError('illegal_action="raise" needs a host check every step: use it on device="cpu"')
             from .cuda_games import CudaGames
 
-            self.games: Any = CudaGames(num_games, opts, device=self.device.index or 0, **kwargs)
+            self.games: Any = CudaGames(num_envs, opts, device=self.device.index or 0, **kwargs)
             self._as_tensor = self._cuda_tensor
         else:
-            self.games = BatchGames(num_games, opts, num_threads=num_threads, **kwargs)
+            self.games = BatchGames(num_envs, opts, num_threads=num_threads, **kwargs)
             self._as_tensor = torch.from_numpy
         g = self.games
-        self.num_games = g.num_games
+        self.num_envs = g.num_envs
         self.n_actions = g.n_actions
         self.variant = g.variant
         self.options = opts
@@ -155,6 +155,11 @@ class TorchGames:
         self.max_episode_steps = max_episode_steps
         self._seed = seed
         self._bind()
+
+    @property
+    def num_games(self) -> int:
+        """Alias of :attr:`num_envs`, kept for code written before."""
+        return self.num_envs
 
     def _cuda_tensor(self, array: Any) -> torch.Tensor:
         return torch.as_tensor(array, device=self.device)
@@ -190,7 +195,7 @@ class TorchGames:
 
     def _fields(self, flat: torch.Tensor, rows: bool) -> Any:
         """The observation as the mode hands it out: ``(N, F)`` rows, or a dict of field views."""
-        n, g = self.num_games, self.games
+        n, g = self.num_envs, self.games
         if rows:
             return flat.view(n, g.obs_size)
         out = {}
@@ -231,9 +236,7 @@ class TorchGames:
         (see the module docstring).
         """
         if not isinstance(actions, torch.Tensor):
-            raise TypeError(
-                f"actions must be a torch tensor of {self.num_games} integers, got {type(actions).__name__}"
-            )
+            raise TypeError(f"actions must be a torch tensor of {self.num_envs} integers, got {type(actions).__name__}")
         if actions.device != self.device:
             raise ValueError(f"actions are on {actions.device}, the games on {self.device}")
         if actions.dtype != torch.int64:
@@ -258,6 +261,6 @@ class TorchGames:
 
     def __repr__(self) -> str:
         return (
-            f"TorchGames({self.num_games}, {self.variant.name!r}, device={str(self.device)!r}, "
+            f"TorchGames({self.num_envs}, {self.variant.name!r}, device={str(self.device)!r}, "
             f"observation={self.observation_mode!r}, autoreset={self.autoreset!r})"
         )

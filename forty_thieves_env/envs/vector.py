@@ -137,7 +137,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         b = self._batch = BatchGames(
             num_envs, opts, max_episode_steps=max_episode_steps, autoreset=_AUTORESET[mode], num_threads=num_threads
         )
-        self.num_envs = b.num_games
+        self.num_envs = b.num_envs
         self.variant = b.variant
         self.n_actions = b.n_actions
         self.observation_mode = b.observation_mode

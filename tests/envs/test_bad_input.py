@@ -156,7 +156,7 @@ def test_a_vector_reset_with_one_bad_deal_among_many_changes_nothing(vector) -> 
     refused(lambda: vector.reset(options={"deal": [1, 2]}), ValueError, "num_envs=3", "got 2")
     refused(lambda: vector.reset(seed=-1), ValueError, "seed must be an integer >= 0")
     refused(lambda: vector.reset(seed=1.5), TypeError, "seed")
-    refused(lambda: vector.reset(seed=[1, 2]), ValueError, "num_games=3")
+    refused(lambda: vector.reset(seed=[1, 2]), ValueError, "num_envs=3")
     assert same(batch_snapshot(vector._batch), before)
 
 

@@ -186,9 +186,10 @@ def test_twin_step_inputs() -> None:
 def test_twin_attributes_match_batch() -> None:
     gpu = twin_games(6, "rank_and_file", observation="oracle", autoreset="same_step", max_episode_steps=9)
     cpu = BatchGames(6, "rank_and_file", observation="oracle", autoreset="same_step", max_episode_steps=9)
-    for name in ("num_games", "n_actions", "variant", "observation_mode", "layout", "obs_size", "autoreset"):
+    for name in ("num_envs", "n_actions", "variant", "observation_mode", "layout", "obs_size", "autoreset"):
         assert getattr(gpu, name) == getattr(cpu, name), name
     assert gpu.max_episode_steps == 9 and gpu.options.observation == "oracle"
+    assert gpu.num_games == gpu.num_envs == 6  # the alias kept for older code
     for name in ("states", "masks", "obs", "obs_lay", "games", "ep_return", "rewards", "flags", "final_obs"):
         a, b = getattr(gpu, name), getattr(cpu, name)
         assert (a.shape, a.dtype) == (b.shape, b.dtype), name

@@ -72,6 +72,7 @@ def _compare(obs: object, ref: object) -> None:
 
 def test_tensors_are_views_of_the_live_arrays() -> None:
     games = TorchGames(4, "classic", seed=0)
+    assert games.num_envs == games.num_games == 4  # num_games: the alias kept for older code
     obs, info = games.reset()
     before = obs["waste"].clone()
     ptr = obs["waste"].data_ptr()
