@@ -3,7 +3,7 @@
 The training rows of ``forty-thieves bench`` (:mod:`agents.bench.command`):
 
 * **MaskablePPO, native VecEnv / DummyVecEnv / trivial env**: one small fixed network and
-  settings on three ``VecEnv``: the native :class:`~forty_thieves_env.envs.sb3.FortyThievesVecEnv`,
+  settings on three ``VecEnv``: the native :class:`~forty_thieves_env.envs.sb3.FortyThievesSB3VecEnv`,
   SB3's ``DummyVecEnv`` of ``gym.make`` envs, and a trivial ``VecEnv`` with the same spaces
   that does no work. A wrapper times every call into the environment (steps, resets,
   masks); ``env share`` is that time over the wall time of ``learn``.

@@ -303,9 +303,9 @@ def test_bad_vector_actions_are_refused_before_any_game_moves(vector, actions, e
 
 def test_the_sb3_adapter_checks_actions_alike() -> None:
     pytest.importorskip("stable_baselines3")
-    from forty_thieves_env.envs.sb3 import FortyThievesVecEnv
+    from forty_thieves_env.envs.sb3 import FortyThievesSB3VecEnv
 
-    venv = FortyThievesVecEnv(3, "classic")
+    venv = FortyThievesSB3VecEnv(3, "classic")
     refused(lambda: venv.step(np.zeros(3, dtype=np.int64)), ResetNeeded, "reset()")
     venv.reset()
     before = batch_snapshot(venv.batch)

@@ -100,6 +100,13 @@ def test_num_envs_is_the_one_word_and_num_games_a_read_only_alias() -> None:
         make_sb3_vec_env(num_envs=2, n_envs=2)
 
 
+def test_sb3_vec_env_name_is_apart_from_gymnasiums_and_the_old_name_still_imports() -> None:
+    from forty_thieves_env.envs import sb3
+
+    assert sb3.FortyThievesVecEnv is sb3.FortyThievesSB3VecEnv  # the alias kept for older code
+    assert type(sb3.make_sb3_vec_env(num_envs=1)) is sb3.FortyThievesSB3VecEnv
+
+
 def test_engine_import_pulls_in_neither_sb3_nor_torch() -> None:
     run_fresh(
         "import sys, gymnasium as gym, forty_thieves_env",
@@ -481,9 +488,9 @@ def test_sb3_vec_env_infos_and_attributes() -> None:
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.monitor import Monitor
 
-    from forty_thieves_env.envs.sb3 import FortyThievesVecEnv
+    from forty_thieves_env.envs.sb3 import FortyThievesSB3VecEnv
 
-    venv = FortyThievesVecEnv(4, "classic", max_episode_steps=5, reward="score")
+    venv = FortyThievesSB3VecEnv(4, "classic", max_episode_steps=5, reward="score")
     venv.seed(0)
     venv.reset()
     assert is_masking_supported(venv)
