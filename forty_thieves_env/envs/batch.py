@@ -439,7 +439,12 @@ class BatchGames:
             raise IllegalMoveError(f"game {i}: illegal move {format_move(self.variant, act)}: {why}")
 
     def sample_legal(self, rng: np.random.Generator, out: np.ndarray | None = None) -> np.ndarray:
-        """A uniformly random legal action per game (0 where none is legal), in one call."""
+        """A uniformly random legal action per game (0 where none is legal), in one call,
+        written into ``out`` (``(N,) int64``; a new array when ``None``), which is returned.
+
+        ``rng`` draws one uniform number per game. The randomness comes first and the output
+        second, as in :meth:`.cuda_games.CudaGames.sample_legal`.
+        """
         out = np.zeros(self.num_envs, dtype=np.int64) if out is None else out
         u = rng.random(self.num_envs)
         sample_counted(self.masks, self.games, u, out)

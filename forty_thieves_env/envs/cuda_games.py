@@ -256,17 +256,21 @@ class CudaGames:
         with self._dev.context():
             self._dev.launch("step_kernel", self.num_envs, self.cfg, self.spec, self.params, a, self.bufs)
 
-    def sample_legal(self, out: Any, seed_or_uniforms: int | Any) -> Any:
-        """Write a uniformly random legal action of every game into the device array ``out``
-        (``(N,) int64``; 0 for a game with none) and return it.
+    def sample_legal(self, seed_or_uniforms: int | Any, out: Any = None) -> Any:
+        """A uniformly random legal action of every game (0 for a game with none), written into
+        the device array ``out`` (``(N,) int64``; a new one when ``None``), which is returned.
 
         ``seed_or_uniforms``: an integer seed (each game's number in ``[0, 1)`` is hashed from
         it and the game's index: give a new seed for new actions), or ``(N,) float64``
         uniform numbers (device or host), from which the actions are those that
-        :meth:`.batch.BatchGames.sample_legal` picks for the same numbers.
+        :meth:`.batch.BatchGames.sample_legal` picks for the same numbers. The arguments come
+        in that method's order: the randomness first, the output second.
         """
         if not self.started:
             raise ResetNeededError("sample_legal() before the first reset(): call reset() first")
+        if out is None:
+            with self._dev.context():
+                out = self._dev.to_device(np.zeros(self.num_envs, dtype=np.int64))
         dst = self._device_vector(out, np.int64, "out", upload=False)
         with self._dev.context():
             if isinstance(seed_or_uniforms, (int, np.integer)) and not isinstance(seed_or_uniforms, bool):
