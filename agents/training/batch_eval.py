@@ -83,7 +83,7 @@ class ValidationGames:
             if bool(ended.any()):
                 ret = torch.where(ended, info["episode_return"], ret)
                 won |= ended & info["won"]
-                cards = torch.where(ended, info["cards"], cards)
+                cards = torch.where(ended, info["cards_on_foundations"], cards)
                 length = torch.where(ended, torch.full_like(length, steps), length)
                 done |= ended
         return {

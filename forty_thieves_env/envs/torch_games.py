@@ -18,29 +18,30 @@ loop therefore never moves an observation between host and device::
 
 **Every tensor is a view of the batch's live arrays** (the same objects every step): the
 next :meth:`TorchGames.step` overwrites them, so copy what must outlive it (a rollout buffer
-copies anyway). Shapes and types:
+copies anyway). The keys the native vector env's infos also have (``action_mask``, ``won``,
+``illegal_action``, ``deal``, ``moves``, ``cards_on_foundations``) have its names. Shapes and types:
 
-=========================  =====================  ==========================================
-``obs``                    dict of ``(N, ...)``   the observation fields (``"dict"``/``"oracle"``),
-                           ``int8``, or ``(N, F)`` or the flat rows (``"flat"``); see
-                                                  :mod:`.observation`
-``rewards``                ``(N,) float64``       this step's rewards
-``terminated``             ``(N,) bool``          won, stuck, or an illegal action that terminates
-``truncated``              ``(N,) bool``          the time limit
-``info["action_mask"]``    ``(N, n) bool``        legal actions now
-``info["won"]``            ``(N,) bool``          the game is won (before a same-step reset)
-``info["illegal"]``        ``(N,) bool``          the action was refused
-``info["deal"]``           ``(N,) int64``         deal number being played
-``info["moves"]``          ``(N,) int64``         legal moves played this episode
-``info["cards"]``          ``(N,) int64``         cards on the foundations now
-``info["episode_return"]`` ``(N,) float64``       the rewards of the episode so far
-``info["final_obs"]``      like ``obs``           ``same_step`` only: the last observation of
-                                                  each game reset by this step (rows of games
-                                                  not reset are stale)
-``info["final_cards"]``,   ``(N,) int64``,        ``same_step`` only: cards home, steps and
-``info["final_length"]``,  ``(N,) int64``,        return of the episodes this step ended
-``info["final_return"]``   ``(N,) float64``
-=========================  =====================  ==========================================
+================================  =====================  ==========================================
+``obs``                           dict of ``(N, ...)``   the observation fields (``"dict"``/``"oracle"``),
+                                  ``int8``, or ``(N, F)`` or the flat rows (``"flat"``); see
+                                                         :mod:`.observation`
+``rewards``                       ``(N,) float64``       this step's rewards
+``terminated``                    ``(N,) bool``          won, stuck, or an illegal action that terminates
+``truncated``                     ``(N,) bool``          the time limit
+``info["action_mask"]``           ``(N, n) bool``        legal actions now
+``info["won"]``                   ``(N,) bool``          the game is won (before a same-step reset)
+``info["illegal_action"]``        ``(N,) bool``          the action was refused
+``info["deal"]``                  ``(N,) int64``         deal number being played
+``info["moves"]``                 ``(N,) int64``         legal moves played this episode
+``info["cards_on_foundations"]``  ``(N,) int64``         cards on the foundations now
+``info["episode_return"]``        ``(N,) float64``       the rewards of the episode so far
+``info["final_obs"]``             like ``obs``           ``same_step`` only: the last observation of
+                                                         each game reset by this step (rows of games
+                                                         not reset are stale)
+``info["final_cards"]``,          ``(N,) int64``,        ``same_step`` only: cards home, steps and
+``info["final_length"]``,         ``(N,) int64``,        return of the episodes this step ended
+``info["final_return"]``          ``(N,) float64``
+================================  =====================  ==========================================
 
 Autoreset is ``"same_step"`` by default (a finished game is dealt anew within the step that
 ended it, what PPO loops want); ``"next_step"`` is Gymnasium's. Deals, seeds and every option
@@ -177,10 +178,10 @@ class TorchGames:
         self.info: dict[str, Any] = {
             "action_mask": self.masks,
             "won": flags[F_WON],
-            "illegal": flags[F_ILLEGAL],
+            "illegal_action": flags[F_ILLEGAL],
             "deal": counters[:, G_DEAL],
             "moves": counters[:, G_MOVES],
-            "cards": counters[:, G_CARDS],
+            "cards_on_foundations": counters[:, G_CARDS],
             "episode_return": t(g.ep_return),
         }
         if self.autoreset == "same_step":
