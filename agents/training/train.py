@@ -383,9 +383,7 @@ def warm_start(model: Any, env_id: str, config: TrainConfig, run_dir: Path, log:
 def final_evaluation(run_dir: Path, env_id: str, config: TrainConfig, workers: int = 1) -> str:
     """Play the run's best model (else its final one) on the first test deals; write ``final_eval*``."""
     from agents.evaluation.evaluate import evaluate, format_summary, write_results
-    from agents.players.ppo import ensure_registered
 
-    ensure_registered()
     model = run_dir / "best_model.zip"
     if not model.exists():
         model = run_dir / "final_model.zip"
