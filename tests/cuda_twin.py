@@ -30,6 +30,7 @@ from forty_thieves_env.envs.batch_kernels import (
     F_TERMINATED,
     F_TRUNCATED,
     F_WON,
+    mask_to_row,
     reset_chosen,
     step_game,
 )
@@ -70,6 +71,12 @@ def _reset_kernel(cfg, params, which, numbers, bufs):
 
 
 @njit(cache=True)
+def _mask_rows_kernel(masks, obs, obs_lay):
+    for i in range(masks.shape[0]):
+        mask_to_row(i, masks, obs, obs_lay)
+
+
+@njit(cache=True)
 def _sample_kernel(masks, games, uniforms, out):
     for i in range(out.shape[0]):
         out[i] = sample_game(masks, i, games[i, G_LEGAL], uniforms[i])
@@ -84,6 +91,7 @@ def _sample_seeded_kernel(masks, games, seed, out):
 _KERNELS = {
     "step_kernel": _step_kernel,
     "reset_kernel": _reset_kernel,
+    "mask_rows_kernel": _mask_rows_kernel,
     "sample_kernel": _sample_kernel,
     "sample_seeded_kernel": _sample_seeded_kernel,
 }

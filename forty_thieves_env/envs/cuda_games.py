@@ -119,6 +119,9 @@ class CudaGames:
         autoreset: ``"next_step"`` or ``"same_step"``.
         device: The GPU's index.
 
+    With ``mask_in_observation`` and ``observation="flat"``, each row of ``obs`` ends with the
+    game's mask (as BatchGames' do): one more launch after a step or reset copies it there.
+
     Raises:
         ImportError, RuntimeError: no numba-cuda, or no GPU (see :func:`require_cuda`).
         ValueError: ``illegal_action="raise"``, which needs a check on the host every step.
@@ -238,6 +241,7 @@ class CudaGames:
             with self._dev.context():
                 args = (self.cfg, self.params, self._dev.to_device(which), self._dev.to_device(given))
                 self._dev.launch("reset_kernel", self.num_envs, *args, self.bufs)
+                self._mask_rows()
             return
         host.check_reset(seed, deal, which, position)  # before the download: a refused reset costs nothing
         if self.started:
@@ -255,6 +259,13 @@ class CudaGames:
         a = self._device_vector(actions, np.int64, "actions")
         with self._dev.context():
             self._dev.launch("step_kernel", self.num_envs, self.cfg, self.spec, self.params, a, self.bufs)
+            self._mask_rows()
+
+    def _mask_rows(self) -> None:
+        """Flat rows that carry the mask: copy every game's mask into its row (in the device
+        context). Nothing to do otherwise."""
+        if self.host._mask_rows:
+            self._dev.launch("mask_rows_kernel", self.num_envs, self.masks, self.obs, self.obs_lay)
 
     def sample_legal(self, seed_or_uniforms: int | Any, out: Any = None) -> Any:
         """A uniformly random legal action of every game (0 for a game with none), written into

@@ -101,7 +101,8 @@ class FortyThievesSB3VecEnv(VecEnv):
         self.observation_mode = b.observation_mode
         self.render_mode = opts.render_mode
         self.max_episode_steps = max_episode_steps
-        super().__init__(b.num_envs, observation_space(b.variant, b.observation_mode), spaces.Discrete(b.n_actions))
+        space = observation_space(b.variant, b.observation_mode, b.mask_in_observation)
+        super().__init__(b.num_envs, space, spaces.Discrete(b.n_actions))
         self._actions = np.zeros(b.num_envs, dtype=np.int64)
         self._started = time.time()
         self._vector: Any = None  # a Gymnasium vector view, only built to render
@@ -155,12 +156,13 @@ class FortyThievesSB3VecEnv(VecEnv):
                     "cards_on_foundations": int(fg[i, G_CARDS]),
                     "won": won,
                 }
-        return self._observations(b.out_obs), b.rewards.astype(np.float32), dones, infos
+        return self._observations(b.out_obs, b.out_masks), b.rewards.astype(np.float32), dones, infos
 
-    def _observations(self, fresh: np.ndarray | None = None) -> Any:
+    def _observations(self, fresh: np.ndarray | None = None, masks: np.ndarray | None = None) -> Any:
         """Batched observations as ``DummyVecEnv`` gives them (an ``OrderedDict`` for dicts):
-        copies of the live buffer, or views of ``fresh``, a buffer no one else writes."""
-        obs = self.batch.observations(buffer=fresh, copy=fresh is None)
+        copies of the live buffer, or views of ``fresh``, a buffer no one else writes (and of
+        ``masks``, the masks that go with it)."""
+        obs = self.batch.observations(buffer=fresh, copy=fresh is None, masks=masks)
         return obs if isinstance(obs, np.ndarray) else OrderedDict(obs)
 
     def close(self) -> None:

@@ -43,6 +43,11 @@ copies anyway). The keys the native vector env's infos also have (``action_mask`
 ``info["final_return"]``          ``(N,) float64``
 ================================  =====================  ==========================================
 
+With ``mask_in_observation=True``, ``obs`` holds the mask too, ``0``/``1`` ``int8``: a dict's
+``"action_mask"`` is ``info["action_mask"]`` viewed as ``int8`` (the same memory), and each
+``flat`` row ends with its game's mask (written there by the step; the final rows' by a copy
+of the final masks after each step).
+
 Autoreset is ``"same_step"`` by default (a finished game is dealt anew within the step that
 ended it, what PPO loops want); ``"next_step"`` is Gymnasium's. Deals, seeds and every option
 are those of :class:`~.batch.BatchGames`: game ``i`` seeded ``seed + i`` plays the deals of
@@ -69,6 +74,7 @@ except ImportError as exc:  # the core install has no torch
 from ..engine.variants import Variant
 from .batch import BatchGames
 from .batch_kernels import F_ILLEGAL, F_TERMINATED, F_TRUNCATED, F_WON
+from .observation import MASK_KEY
 from .options import EnvOptions
 from .registration import MAX_EPISODE_STEPS, id_kwargs, is_env_id
 from .step import G_CARDS, G_DEAL, G_ELAPSED, G_MOVES
@@ -152,9 +158,11 @@ class TorchGames:
         self.variant = g.variant
         self.options = opts
         self.observation_mode = g.observation_mode
+        self.mask_in_observation = opts.mask_in_observation
         self.autoreset = autoreset
         self.max_episode_steps = max_episode_steps
         self._seed = seed
+        self._tail_copies: list[tuple[torch.Tensor, torch.Tensor]] = []  # (rows' mask part, masks): copied each step
         self._bind()
 
     @property
@@ -171,6 +179,9 @@ class TorchGames:
         self.masks = t(g.masks)  # (N, n) bool
         flat = t(g.obs)  # (N * F,) int8, laid out as the batch's obs_lay says
         self.obs = self._fields(flat, rows=self.observation_mode == "flat")
+        rows = self.mask_in_observation and self.observation_mode == "flat"  # the steps write the rows' masks
+        if self.mask_in_observation and not rows:
+            self.obs[MASK_KEY] = self.masks.view(torch.int8)  # the masks themselves, as 0/1
         self.rewards = t(g.rewards)  # (N,) float64
         flags = t(g.flags)  # (F_LEN, N) bool
         self.terminated, self.truncated = flags[F_TERMINATED], flags[F_TRUNCATED]
@@ -187,8 +198,13 @@ class TorchGames:
         if self.autoreset == "same_step":
             final = t(g.final_obs)  # (N, F) int8: flat rows of every field
             final_games = t(g.final_games)
+            final_obs = self._row_fields(final)
+            if self.mask_in_observation and not rows:
+                final_obs[MASK_KEY] = t(g.final_masks).view(torch.int8)
+            elif rows:  # no step writes the final rows' mask part
+                self._tail_copies.append((final[:, self.games.layout[MASK_KEY][0] :], t(g.final_masks)))
             self.info.update(
-                final_obs=self._row_fields(final),
+                final_obs=final_obs,
                 final_cards=final_games[:, G_CARDS],
                 final_length=final_games[:, G_ELAPSED],
                 final_return=t(g.final_return),
@@ -210,11 +226,17 @@ class TorchGames:
             return rows
         return {name: rows[:, start:stop].view(-1, *shape) for name, (start, stop, shape) in self.games.layout.items()}
 
+    def _copy_tails(self) -> None:
+        """``flat`` rows with the mask: copy the final masks into the mask part of the final rows,
+        which no step writes."""
+        for tail, masks in self._tail_copies:
+            tail.copy_(masks.view(torch.int8))
+
     def observation_space(self) -> Any:
         """One game's Gymnasium observation space (gymnasium needed)."""
         from .observation import observation_space
 
-        return observation_space(self.variant, self.observation_mode)
+        return observation_space(self.variant, self.observation_mode, self.mask_in_observation)
 
     # ----- stepping -----------------------------------------------------------------------
     def reset(
@@ -228,6 +250,8 @@ class TorchGames:
         if seed is None and not self.games.started:
             seed = self._seed
         self.games.reset(seed=seed, deal=deal)
+        if self._tail_copies:
+            self._copy_tails()
         return self.obs, self.info
 
     def step(self, actions: torch.Tensor) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
@@ -248,6 +272,8 @@ class TorchGames:
             self.games.step(actions.contiguous())
         else:
             self.games.step(actions.numpy())
+        if self._tail_copies:
+            self._copy_tails()
         return self.obs, self.rewards, self.terminated, self.truncated, self.info
 
     def action_masks(self) -> torch.Tensor:

@@ -259,6 +259,7 @@ def kernel_signatures(b: BatchGames) -> dict[str, tuple]:
     return {
         "step_kernel": (t(b.cfg), t(b.spec), t(b.params), t(b.actions), bufs),
         "reset_kernel": (t(b.cfg), t(b.params), t(which), t(b.actions), bufs),
+        "mask_rows_kernel": (t(b.masks), t(b.obs), t(b.obs_lay)),
         "sample_kernel": (t(b.masks), t(b.games), t(uniforms), t(b.actions)),
         "sample_seeded_kernel": (t(b.masks), t(b.games), types.int64, t(b.actions)),
     }
@@ -285,7 +286,8 @@ def test_kernels_compile_to_ptx(monkeypatch: pytest.MonkeyPatch) -> None:
                 b = BatchGames(2, variant, observation=observation, autoreset=autoreset, deals="test")
                 for name, sig in kernel_signatures(b).items():
                     signatures.setdefault((name, sig), name)
-    assert sorted(signatures.values()) == ["reset_kernel", "sample_kernel", "sample_seeded_kernel", "step_kernel"]
+    kernels = ["mask_rows_kernel", "reset_kernel", "sample_kernel", "sample_seeded_kernel", "step_kernel"]
+    assert sorted(signatures.values()) == kernels
     for (name, sig), _ in signatures.items():
         ptx, _ = cuda.compile_ptx(getattr(cuda_kernels, name).py_func, sig, cc=(9, 0))
         assert ".visible .entry" in ptx, name
