@@ -4,7 +4,7 @@ For each preset (``--games`` games each) and for a sweep of batch sizes on one p
 :class:`~forty_thieves_env.envs.cuda_games.CudaGames` plays random legal moves with its
 observations, masks, rewards and autoresets kept up to date on the device. The actions come
 from outside the step, as a policy's would: each step, the sampler kernel writes a random
-legal action per game into a device array (``sample_legal(out, seed)``), then the step
+legal action per game into a device array (``sample_legal(seed, out)``), then the step
 kernel plays them. Timings are CUDA events around each launch, after ``--warmup`` steps
 (the first of which compiles the kernels, or loads them from numba's cache):
 
@@ -68,14 +68,14 @@ def time_gpu(variant: str, n: int, args: argparse.Namespace) -> dict[str, object
         out = cuda.device_array(n, dtype=np.int64)
         t0 = time.perf_counter()
         for t in range(args.warmup):
-            games.sample_legal(out, t)
+            games.sample_legal(t, out)
             games.step(out)
         games.synchronize()
         warmup_s = time.perf_counter() - t0
         marks = [(cuda.event(), cuda.event(), cuda.event()) for _ in range(args.steps)]
         for t, (before, between, after) in enumerate(marks):
             before.record()
-            games.sample_legal(out, args.warmup + t)
+            games.sample_legal(args.warmup + t, out)
             between.record()
             games.step(out)
             after.record()

@@ -2,6 +2,7 @@
 change must leave alone.
 
     python benchmarks/step_speed.py [--case make|vec|serial|batch ...] [--calls N] [--id FortyThieves-v0]
+                                    [--observation dict|flat|oracle] [--mask-in-observation]
 
 Times, after a warm-up, a fixed number of ``step`` calls of random legal play: ``make``,
 ``gym.make`` (one Python ``step`` per move, the action drawn from the mask in numpy);
@@ -11,6 +12,8 @@ serial and the parallel step kernel, the kernels' own speed). Each line is game 
 second. The work is fixed, so the process's own time is a figure too: to compare two
 checkouts, run it with ``PYTHONPATH=<checkout>`` for each, side by side and repeated (a
 paired timer of whole processes; the figures move with the machine's load).
+``--observation`` and ``--mask-in-observation`` make every environment with those options
+(given only when not the defaults, so that the script runs on checkouts without them).
 """
 
 from __future__ import annotations
@@ -37,8 +40,12 @@ def timed(step, calls: int) -> float:
     return calls / (time.perf_counter() - start)
 
 
+#: Environment options from the command line (only those that differ from the defaults).
+OPTIONS: dict[str, object] = {}
+
+
 def single(env_id: str, calls: int) -> float:
-    env = gym.make(env_id)
+    env = gym.make(env_id, **OPTIONS)
     rng = np.random.default_rng(0)
     state = {"mask": env.reset(seed=0)[1]["action_mask"]}
 
@@ -50,7 +57,7 @@ def single(env_id: str, calls: int) -> float:
 
 
 def vector(env_id: str, calls: int, n: int = 64) -> float:
-    env = gym.make_vec(env_id, num_envs=n)
+    env = gym.make_vec(env_id, num_envs=n, **OPTIONS)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     sample = env.unwrapped.random_legal_actions
@@ -59,7 +66,7 @@ def vector(env_id: str, calls: int, n: int = 64) -> float:
 
 def batch(env_id: str, calls: int, n: int = 1024) -> float:
     """:class:`BatchGames` of ``n`` games, actions from its compiled sampler, no gymnasium."""
-    games = BatchGames(n, id_variant(env_id)[0], autoreset="same_step")
+    games = BatchGames(n, id_variant(env_id)[0], autoreset="same_step", **OPTIONS)
     games.reset(seed=0)
     rng = np.random.default_rng(0)
     actions = np.zeros(n, dtype=np.int64)
@@ -85,8 +92,14 @@ def main() -> None:
     parser.add_argument("--case", nargs="+", choices=list(CASES), default=list(CASES))
     parser.add_argument("--calls", type=int, default=None, help="timed step calls per case (default: each case's own)")
     parser.add_argument("--id", default="FortyThieves-v0")
+    parser.add_argument("--observation", choices=["dict", "flat", "oracle"], default="dict")
+    parser.add_argument("--mask-in-observation", action="store_true")
     args = parser.parse_args()
-    print(f"# {forty_thieves_env.__file__}")
+    if args.observation != "dict":
+        OPTIONS["observation"] = args.observation
+    if args.mask_in_observation:
+        OPTIONS["mask_in_observation"] = True
+    print(f"# {forty_thieves_env.__file__} {OPTIONS}")
     for name in args.case:
         label, run, calls = CASES[name]
         print(f"{label:17s} {run(args.id, args.calls or calls):10.0f} steps/s")

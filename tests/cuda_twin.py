@@ -30,6 +30,7 @@ from forty_thieves_env.envs.batch_kernels import (
     F_TERMINATED,
     F_TRUNCATED,
     F_WON,
+    mask_to_row,
     reset_chosen,
     step_game,
 )
@@ -70,6 +71,12 @@ def _reset_kernel(cfg, params, which, numbers, bufs):
 
 
 @njit(cache=True)
+def _mask_rows_kernel(masks, obs, obs_lay):
+    for i in range(masks.shape[0]):
+        mask_to_row(i, masks, obs, obs_lay)
+
+
+@njit(cache=True)
 def _sample_kernel(masks, games, uniforms, out):
     for i in range(out.shape[0]):
         out[i] = sample_game(masks, i, games[i, G_LEGAL], uniforms[i])
@@ -84,6 +91,7 @@ def _sample_seeded_kernel(masks, games, seed, out):
 _KERNELS = {
     "step_kernel": _step_kernel,
     "reset_kernel": _reset_kernel,
+    "mask_rows_kernel": _mask_rows_kernel,
     "sample_kernel": _sample_kernel,
     "sample_seeded_kernel": _sample_seeded_kernel,
 }
@@ -145,7 +153,7 @@ def assert_same(gpu: CudaGames, cpu: BatchGames, when: str) -> None:
 
 def check_parity(
     make: Callable[..., CudaGames],
-    num_games: int,
+    num_envs: int,
     steps: int,
     variant: str,
     *,
@@ -154,7 +162,7 @@ def check_parity(
     every: int = 1,
     **kwargs: Any,
 ) -> dict[str, int]:
-    """Step ``make(num_games, variant, **kwargs)`` and a BatchGames alike ``steps`` times with
+    """Step ``make(num_envs, variant, **kwargs)`` and a BatchGames alike ``steps`` times with
     the same actions and compare all their arrays every ``every`` steps (and at the end).
 
     Actions are random legal ones drawn from the CPU batch's masks with a generator seeded
@@ -163,8 +171,8 @@ def check_parity(
     happened (resets, wins, truncations, refused actions), for the caller to check that
     the run went through the paths it means to test.
     """
-    gpu = make(num_games, variant, **kwargs)
-    cpu = BatchGames(num_games, variant, **kwargs)
+    gpu = make(num_envs, variant, **kwargs)
+    cpu = BatchGames(num_envs, variant, **kwargs)
     gpu.reset(seed=seed)
     cpu.reset(seed=seed)
     assert_same(gpu, cpu, "after reset")
@@ -173,7 +181,7 @@ def check_parity(
     for t in range(steps):
         actions = cpu.sample_legal(rng)
         if illegal_every:
-            pick = np.arange(t % illegal_every, num_games, illegal_every)
+            pick = np.arange(t % illegal_every, num_envs, illegal_every)
             # Random moves, mostly illegal; in the action space (the batch refuses others outright).
             actions[pick] = rng.integers(0, cpu.n_actions, size=pick.size)
         gpu.step(actions)

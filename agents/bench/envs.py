@@ -172,7 +172,7 @@ def bench_device(env_id: str, num_envs: int, seconds: float, seed: int = 0) -> R
         steps = 0
         while time.perf_counter() < deadline:
             for _ in range(50):
-                games.sample_legal(actions, seed + state["t"])
+                games.sample_legal(seed + state["t"], actions)
                 games.step(actions)
                 state["t"] += 1
             games.synchronize()

@@ -3,7 +3,7 @@
 The training rows of ``forty-thieves bench`` (:mod:`agents.bench.command`):
 
 * **MaskablePPO, native VecEnv / DummyVecEnv / trivial env**: one small fixed network and
-  settings on three ``VecEnv``: the native :class:`~forty_thieves_env.envs.sb3.FortyThievesVecEnv`,
+  settings on three ``VecEnv``: the native :class:`~forty_thieves_env.envs.sb3.FortyThievesSB3VecEnv`,
   SB3's ``DummyVecEnv`` of ``gym.make`` envs, and a trivial ``VecEnv`` with the same spaces
   that does no work. A wrapper times every call into the environment (steps, resets,
   masks); ``env share`` is that time over the wall time of ``learn``.
@@ -162,12 +162,12 @@ def fixed_rows(env_id: str, num_envs: int, timesteps: int, n_steps: int, seed: i
 
     torch.set_num_threads(1)  # SB3's advice for small networks on CPU (more threads only contend)
     kwargs = {"n_steps": n_steps, "batch_size": min(256, n_steps * num_envs), "n_epochs": 4}
-    native = make_sb3_vec_env(env_id, num_envs, seed=seed)
+    native = make_sb3_vec_env(env_id, num_envs=num_envs, seed=seed)
     yield bench_ppo("MaskablePPO, native VecEnv", native, timesteps, kwargs, seed)
     dummy = DummyVecEnv([lambda: gym.make(env_id) for _ in range(num_envs)])
     dummy.seed(seed)
     yield bench_ppo("MaskablePPO, DummyVecEnv", dummy, timesteps, kwargs, seed)
-    trivial = _trivial_vec_env(make_sb3_vec_env(env_id, num_envs))
+    trivial = _trivial_vec_env(make_sb3_vec_env(env_id, num_envs=num_envs))
     yield bench_ppo("MaskablePPO, trivial env", trivial, timesteps, kwargs, seed)
 
 

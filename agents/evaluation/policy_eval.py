@@ -259,13 +259,13 @@ def _play_chunk(
     max_moves: int,
     on_result: Callable[[PolicyGame], None] | None,
 ) -> list[PolicyGame]:
-    """Play ``deals`` (at most ``games.num_games``) once each, side by side; one game per deal, in order.
+    """Play ``deals`` (at most ``games.num_envs``) once each, side by side; one game per deal, in order.
 
     Game ``i`` is dealt ``deals[i]``; the games beyond the deals replay the first deal, unread.
     Only the live games' rows go through the policy (a batched product over another number of
     rows can round differently: these are the rows the tests and the pinned games hold).
     """
-    n_games, n = games.num_games, len(deals)
+    n_games, n = games.num_envs, len(deals)
     if not 1 <= n <= n_games:
         raise ValueError(f"a chunk holds 1..{n_games} deals, got {n}")
     dealt = np.array([*deals, *[deals[0]] * (n_games - n)], dtype=np.int64)
@@ -299,7 +299,7 @@ def _play_chunk(
         actions.zero_()
         actions.index_copy_(0, rows_t, chosen)
         obs, _, terminated, _, info = games.step(actions)
-        illegal = info["illegal"].index_select(0, rows_t).cpu().numpy()
+        illegal = info["illegal_action"].index_select(0, rows_t).cpu().numpy()
         if illegal.any():
             i = rows[np.flatnonzero(illegal)[0]]
             raise RuntimeError(f"the policy played an illegal action on deal {dealt[i]} at move {moves[i]}")
@@ -313,7 +313,7 @@ def _play_chunk(
             continue
         ended_t = torch.from_numpy(ended).to(dev)
         won = info["won"].index_select(0, ended_t).cpu().numpy()
-        cards = info["cards"].index_select(0, ended_t).cpu().numpy()
+        cards = info["cards_on_foundations"].index_select(0, ended_t).cpu().numpy()
         returns = info["episode_return"].index_select(0, ended_t).cpu().numpy()
         done_by_rules = terminated.index_select(0, ended_t).cpu().numpy()
         for j, i in enumerate(ended):

@@ -145,11 +145,3 @@ class PPOAgent(BaseAgent):
 
     def __repr__(self) -> str:
         return f"PPOAgent(variant={self.variant.name!r}, model={self.model_path!r}, deterministic={self.deterministic})"
-
-
-def ensure_registered() -> None:
-    """Make ``make_agent("ppo", ...)`` work in this process."""
-    from .base import agent_names, register_agent
-
-    if "ppo" not in agent_names():
-        register_agent("ppo", "agents.players.ppo:PPOAgent")

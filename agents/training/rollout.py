@@ -22,7 +22,7 @@ class Rollout:
 
     Args:
         n_steps: ``T``, steps per game per rollout.
-        num_games: ``N``.
+        num_envs: ``N``, the games.
         obs_template: One step's policy input (a dict of ``(N, ...)`` tensors or an ``(N, F)``
             tensor: the observation, or a network's encoding of it): the shapes and dtypes
             to store (``int64`` is stored as ``int32``).
@@ -30,9 +30,9 @@ class Rollout:
         device: Where the tensors live.
     """
 
-    def __init__(self, n_steps: int, num_games: int, obs_template: Any, n_actions: int, device: torch.device) -> None:
-        t, n = n_steps, num_games
-        self.n_steps, self.num_games, self.device = t, n, device
+    def __init__(self, n_steps: int, num_envs: int, obs_template: Any, n_actions: int, device: torch.device) -> None:
+        t, n = n_steps, num_envs
+        self.n_steps, self.num_envs, self.device = t, n, device
 
         def like(x: torch.Tensor) -> torch.Tensor:
             # Integer inputs (card codes, table rows) are small: int64 ones are kept as int32.
@@ -55,7 +55,7 @@ class Rollout:
     @property
     def size(self) -> int:
         """Samples in a rollout (``T * N``)."""
-        return self.n_steps * self.num_games
+        return self.n_steps * self.num_envs
 
     def store_obs(self, step: int, obs: Any) -> None:
         """Copy one step's observation (live views of the games) into slot ``step``."""

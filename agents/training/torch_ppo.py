@@ -93,7 +93,7 @@ class TorchPPO:
         self.optimizer: torch.optim.Optimizer = policy.optimizer
         self.inputs = PolicyInputs(policy)
         template = self.inputs(games.obs)
-        self.rollout = Rollout(settings.n_steps, games.num_games, template, games.n_actions, self.device)
+        self.rollout = Rollout(settings.n_steps, games.num_envs, template, games.n_actions, self.device)
         self.sample_gen = torch.Generator(device=self.device).manual_seed(seed)
         self.order_gen = torch.Generator().manual_seed(seed + 1)
         self.episodes = EpisodeLog(self.device)

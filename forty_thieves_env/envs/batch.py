@@ -26,7 +26,7 @@ from ..text.errors import IllegalMoveError, ResetNeededError, action_space_error
 from ..text.explain import why_illegal
 from ..text.notation import format_move
 from .batch_kernels import F_LEN, F_TERMINATED, F_TRUNCATED, reset_batch, step_batch_parallel, step_games
-from .observation import encode_obs, obs_place, observation_lay, observation_layout
+from .observation import MASK_KEY, encode_obs, obs_place, observation_lay, observation_layout
 from .options import AUTORESETS, EnvOptions, check_batch, check_position, check_reset_deal
 from .sampling import DEAL_RANGE, draw_next_deals, new_rng, sample_counted
 from .step import (
@@ -54,7 +54,7 @@ _WARM: set[object] = set()
 
 
 class BatchGames:
-    """``num_games`` games of one variant, stepped in one compiled call (no gymnasium needed).
+    """``num_envs`` games of one variant, stepped in one compiled call (no gymnasium needed).
 
     Every game has its own random generator for its deals, seeded as Gymnasium's
     ``SyncVectorEnv`` seeds its sub-environments (``seed + i`` for game ``i``), and draws
@@ -66,11 +66,16 @@ class BatchGames:
     single environment reset with ``seed + i``.
 
     Args:
-        num_games: ``N``.
+        num_envs: ``N``.
         variant: A preset name or :class:`~forty_thieves_env.engine.variants.Variant`, with
-            ``options`` (``observation``, ``reward``, ``illegal_action``, ``deals``,
-            ``winnable_only``, variant options: see :meth:`.options.EnvOptions.make`); or an
-            :class:`~.options.EnvOptions` already made (then no ``options``).
+            ``options`` (``observation``, ``mask_in_observation``, ``reward``,
+            ``illegal_action``, ``deals``, ``winnable_only``, variant options: see
+            :meth:`.options.EnvOptions.make`); or an :class:`~.options.EnvOptions` already
+            made (then no ``options``). With ``mask_in_observation``, :meth:`observations`
+            adds the mask to a dict (``"action_mask"``, a view of the masks as ``int8``) and
+            the ``flat`` rows of ``obs`` end with it (``obs_size`` = fields + ``n_actions``;
+            the step writes it there, and the live rows' mask part is brought up to date
+            when they are read after a step that handed out fresh rows).
             ``illegal_action="raise"`` is checked in Python, before any game moves.
         max_episode_steps: Truncate an episode after this many steps (``None``: never).
         autoreset: ``"next_step"`` or ``"same_step"`` (see :mod:`.batch_kernels`).
@@ -79,7 +84,7 @@ class BatchGames:
 
     def __init__(
         self,
-        num_games: int,
+        num_envs: int,
         variant: str | Variant | EnvOptions = "classic",
         *,
         max_episode_steps: int | None = None,
@@ -87,9 +92,9 @@ class BatchGames:
         num_threads: int | None = None,
         **options: object,
     ) -> None:
-        check_batch(num_games, max_episode_steps, autoreset, num_threads)
+        check_batch(num_envs, max_episode_steps, autoreset, num_threads)
         opts = self.options = EnvOptions.of(variant, **options)
-        n = self.num_games = int(num_games)
+        n = self.num_envs = int(num_envs)
         self.variant = opts.variant
         self.cfg = config_for(self.variant)
         self.n_actions = int(self.cfg[Cfg.N_ACTIONS])
@@ -102,9 +107,14 @@ class BatchGames:
         self.max_episode_steps = max_episode_steps
         self.autoreset = autoreset
         self.num_threads = num_threads
-        self.layout = observation_layout(self.variant, observation)
+        self.mask_in_observation = opts.mask_in_observation
+        self.layout = observation_layout(self.variant, observation, opts.mask_in_observation)
         obs_size = self.obs_size = max(stop for _, stop, _ in self.layout.values())
-        self.obs_lay = observation_lay(self.layout, n, by_field=self.observation_mode != "flat")
+        self.obs_lay = observation_lay(self.layout, n, self.observation_mode != "flat", self.n_actions)
+        # Flat rows that end with the mask: the step copies each game's mask into a row's tail.
+        self._mask_rows = MASK_KEY in self.layout
+        self._mask_start = self.layout[MASK_KEY][0] if self._mask_rows else obs_size
+        self._tails_stale = False  # the live rows' mask part is behind the masks (see _live_tails)
 
         self.params = kernel_params(opts, AUTORESETS.index(autoreset), max_episode_steps or 0)
         # The kernels draw deals from this list when it is not empty (see engine/pcg64.py).
@@ -133,6 +143,8 @@ class BatchGames:
         self.out_masks = np.zeros((0, self.n_actions), dtype=np.bool_)
         self.out_info = np.zeros((3, 0), dtype=np.int64)
         self._no_outputs = (self.out_obs, self.out_masks.reshape(-1), self.out_info)
+        if self._mask_rows:  # a step writes every game's mask into its live row's tail
+            self._no_outputs = (self.out_obs, self.obs.view(np.bool_), self.out_info)
         # Each game's deal generator (numpy's PCG64 state, drawn from by the kernels).
         self.gens = np.zeros((n, ST_LEN), dtype=np.uint64)
         self.seeded = False  # whether seed_rngs has given every game a generator
@@ -167,7 +179,9 @@ class BatchGames:
         start, stop, shape = self.layout[name]
         if source is not None:
             return source[:, start:stop].reshape(source.shape[0], *shape)
-        n = self.num_games
+        n = self.num_envs
+        if buffer is None and self._tails_stale:
+            self._live_tails()
         buf = self.obs if buffer is None else buffer
         if self.observation_mode == "flat":
             return buf.reshape(n, self.obs_size)[:, start:stop].reshape(n, *shape)
@@ -177,30 +191,67 @@ class BatchGames:
     def flat_rows(self) -> np.ndarray:
         """``(N, F)``: every game's observation as a flat row (a copy in dict modes)."""
         if self.observation_mode == "flat":
+            self._live_tails()
             return self._obs_rows
-        return np.concatenate([self.field(name).reshape(self.num_games, -1) for name in self.layout], axis=1)
+        return np.concatenate([self.field(name).reshape(self.num_envs, -1) for name in self.layout], axis=1)
 
     def observations(
-        self, source: np.ndarray | None = None, copy: bool = True, buffer: np.ndarray | None = None
+        self,
+        source: np.ndarray | None = None,
+        copy: bool = True,
+        buffer: np.ndarray | None = None,
+        masks: np.ndarray | None = None,
     ) -> np.ndarray | dict[str, np.ndarray]:
         """Batched observations: of the live buffer (or ``buffer``, laid out alike), or of the
         flat rows ``source``; the rows in ``"flat"`` mode, else a dict of :meth:`field`
         arrays (each one contiguous block of the buffer); copies, or views with ``copy=False``
-        (of the live buffer: overwritten by the next step)."""
+        (of the live buffer: overwritten by the next step).
+
+        With ``mask_in_observation``, ``masks`` (``(n, n_actions) bool``) are the masks that go
+        with ``source`` or ``buffer`` (the live masks go with the live buffer): a dict's
+        ``"action_mask"`` is them viewed as ``int8`` (copied with ``copy``), and they are
+        written into the mask part of the rows of ``source`` (which the kernels leave
+        unwritten; ``buffer``'s rows have theirs).
+        """
+        if self.mask_in_observation and masks is None and (source is not None or buffer is not None):
+            raise ValueError("mask_in_observation: give the masks that go with source or buffer")
         if self.observation_mode == "flat":
             if source is None:
-                source = self._obs_rows if buffer is None else buffer.reshape(self.num_games, self.obs_size)
-            return source.copy() if copy else source
+                if buffer is None:
+                    self._live_tails()
+                    source = self._obs_rows
+                else:
+                    source = buffer.reshape(self.num_envs, self.obs_size)
+                return source.copy() if copy else source
+            rows = source.copy() if copy else source
+            if self._mask_rows:
+                rows[:, self._mask_start :] = masks.view(np.int8)  # type: ignore[union-attr]
+            return rows
+        out = {name: self.field(name, source, buffer) for name in self.layout}
+        if self.mask_in_observation:
+            out[MASK_KEY] = (self.masks if masks is None else masks).view(np.int8)
         if copy:
-            return {name: self.field(name, source, buffer).copy() for name in self.layout}
-        return {name: self.field(name, source, buffer) for name in self.layout}
+            return {name: v.copy() for name, v in out.items()}
+        return out
 
     def final_observations(self, idx: np.ndarray) -> list[np.ndarray | dict[str, np.ndarray]]:
         """The last observation of each game in ``idx`` that a same-step reset ended, one per game."""
-        last = self.observations(self.final_obs[idx])
+        last = self.observations(self.final_obs[idx], masks=self.final_masks[idx])
         if isinstance(last, np.ndarray):
             return list(last)
         return [{name: v[k] for name, v in last.items()} for k in range(len(idx))]
+
+    def _live_tails(self) -> None:
+        """Bring the mask part of the live flat rows up to date (``mask_in_observation``): a step
+        that handed out fresh rows wrote the masks there, not here; a reset writes none."""
+        if self._tails_stale:
+            self._obs_rows[:, self._mask_start :] = self.masks.view(np.int8)
+            self._tails_stale = False
+
+    @property
+    def num_games(self) -> int:
+        """Alias of :attr:`num_envs`, kept for code written before."""
+        return self.num_envs
 
     @property
     def terminated(self) -> np.ndarray:
@@ -230,9 +281,9 @@ class BatchGames:
 
         Raises:
             TypeError: a seed that is not an integer (nor ``None``), or not one seed nor a sequence.
-            ValueError: a negative seed, or a sequence of other than ``num_games`` seeds.
+            ValueError: a negative seed, or a sequence of other than ``num_envs`` seeds.
         """
-        n = self.num_games
+        n = self.num_envs
         if seed is None:
             return [None] * n
         if is_integer(seed):
@@ -242,7 +293,7 @@ class BatchGames:
             raise TypeError(f"seed must be None, an integer >= 0 or a sequence of {n} of them, got {seed!r}")
         seeds = [None if x is None else check_int(x, f"seed[{k}]", 0) for k, x in enumerate(seed)]
         if len(seeds) != n:
-            raise ValueError(f"a sequence of seeds must have num_games={n} entries, got {len(seeds)}")
+            raise ValueError(f"a sequence of seeds must have num_envs={n} entries, got {len(seeds)}")
         return seeds
 
     def seed_rngs(self, seed: int | Sequence[int | None] | None) -> None:
@@ -292,6 +343,8 @@ class BatchGames:
             reset_batch(self.cfg, self.params, which, numbers, self.bufs)
         _WARM.add(reset_batch)  # it also cleared the games' rewards and flags
         self._refill(drawn)
+        self._tails_stale = self._mask_rows  # the reset kernel writes no row's mask part
+        self._live_tails()
         self.started = True
 
     def check_reset(
@@ -311,7 +364,7 @@ class BatchGames:
             TypeError, ValueError: a bad seed, ``which`` or deal; ``deal`` with ``position``;
                 a first reset of only some games.
         """
-        n = self.num_games
+        n = self.num_envs
         # Everything is checked before anything changes: a refused reset leaves every game as it was.
         self.seed_list(seed)
         if which is None:
@@ -334,10 +387,10 @@ class BatchGames:
     def _check_positions(self, position: object, which: np.ndarray) -> dict[int, np.ndarray]:
         """The state array of each game of ``which`` from ``position`` (one for all, or a list of N), checked."""
         one = isinstance(position, str) or not isinstance(position, Sequence)
-        positions = [position] * self.num_games if one else list(position)  # type: ignore[arg-type]
-        if len(positions) != self.num_games:
+        positions = [position] * self.num_envs if one else list(position)  # type: ignore[arg-type]
+        if len(positions) != self.num_envs:
             raise ValueError(
-                f"options['position'] must be one position or num_envs={self.num_games} of them, got {len(positions)}"
+                f"options['position'] must be one position or num_envs={self.num_envs} of them, got {len(positions)}"
             )
         return {int(i): check_position(self.variant, positions[i]) for i in np.flatnonzero(which)}
 
@@ -354,6 +407,8 @@ class BatchGames:
         self.ep_return[which] = 0.0
         self.flags[:, which] = False
         self.rewards[which] = 0.0
+        self._tails_stale = self._mask_rows
+        self._live_tails()
         self.started = True
 
     def step(self, actions: np.ndarray, emit: bool = False, emit_obs: bool = True) -> None:
@@ -362,9 +417,12 @@ class BatchGames:
         With ``emit``, the kernel also writes fresh arrays of what a step returns, for the
         caller to keep: :attr:`out_masks` ``(N, n)``, :attr:`out_info` ``(3, N)`` (deal,
         moves, cards home) and, with ``emit_obs``, :attr:`out_obs` (the observation buffer,
-        laid out as ``obs``; see :meth:`observations`).
+        laid out as ``obs``; see :meth:`observations`). When the ``flat`` rows carry the
+        mask (``mask_in_observation``), :attr:`out_masks` is the ``bool`` view of the mask
+        part of the rows of :attr:`out_obs` (of the live rows, without ``emit_obs``): the
+        masks are written once, there.
         """
-        n = self.num_games
+        n = self.num_envs
         try:
             checked = check_actions(actions, n)  # integers only, one per game: nothing broadcast or truncated
         except TypeError as err:
@@ -381,11 +439,18 @@ class BatchGames:
             self._raise_if_illegal(checked)
         if emit:
             self.out_obs = np.empty(n * self.obs_size if emit_obs else 0, dtype=np.int8)
-            self.out_masks = np.empty((n, self.n_actions), dtype=np.bool_)
             self.out_info = np.empty((3, n), dtype=np.int64)
-            outs = (self.out_obs, self.out_masks.reshape(-1), self.out_info)
+            if self._mask_rows:  # the masks go into the tails of the rows handed out (or the live ones)
+                rows = self.out_obs if emit_obs else self.obs
+                self.out_masks = rows.reshape(n, self.obs_size)[:, self._mask_start :].view(np.bool_)
+                outs = (self.out_obs, rows.view(np.bool_), self.out_info)
+                self._tails_stale = emit_obs
+            else:
+                self.out_masks = np.empty((n, self.n_actions), dtype=np.bool_)
+                outs = (self.out_obs, self.out_masks.reshape(-1), self.out_info)
         else:
             outs = self._no_outputs
+            self._tails_stale = False
         a = self.actions
         a[:] = checked
         if self._parallel:
@@ -425,7 +490,7 @@ class BatchGames:
     def _raise_if_illegal(self, a: np.ndarray) -> None:
         live = self.games[:, G_PENDING] == 0
         in_range = (a >= 0) & (a < self.n_actions)
-        legal = in_range & self.masks[np.arange(self.num_games), np.clip(a, 0, self.n_actions - 1)]
+        legal = in_range & self.masks[np.arange(self.num_envs), np.clip(a, 0, self.n_actions - 1)]
         bad = np.flatnonzero(live & ~legal)
         if bad.size:  # every action is in range here (step refused the others)
             i = int(bad[0])
@@ -434,8 +499,13 @@ class BatchGames:
             raise IllegalMoveError(f"game {i}: illegal move {format_move(self.variant, act)}: {why}")
 
     def sample_legal(self, rng: np.random.Generator, out: np.ndarray | None = None) -> np.ndarray:
-        """A uniformly random legal action per game (0 where none is legal), in one call."""
-        out = np.zeros(self.num_games, dtype=np.int64) if out is None else out
-        u = rng.random(self.num_games)
+        """A uniformly random legal action per game (0 where none is legal), in one call,
+        written into ``out`` (``(N,) int64``; a new array when ``None``), which is returned.
+
+        ``rng`` draws one uniform number per game. The randomness comes first and the output
+        second, as in :meth:`.cuda_games.CudaGames.sample_legal`.
+        """
+        out = np.zeros(self.num_envs, dtype=np.int64) if out is None else out
+        u = rng.random(self.num_envs)
         sample_counted(self.masks, self.games, u, out)
         return out

@@ -58,7 +58,7 @@ from numba import njit, prange
 from ..engine.bits import copy_bytes, unowned
 from ..engine.deals import MT_WORK
 from ..engine.pcg64 import draw_deal_from
-from .observation import copy_obs, gather_obs, obs_place
+from .observation import O_MASK, copy_obs, gather_obs, obs_place
 from .sampling import DEAL_RANGE
 from .step import (
     AUTORESET_NEXT_STEP,
@@ -193,6 +193,17 @@ def step_game(i, cfg, spec, params, action, bufs, work):
     reset_game(i, cfg, params, g[G_NEXT_DEAL], True, bufs, work)
 
 
+@njit(cache=True, inline="always")
+def mask_to_row(i, masks, obs, obs_lay):
+    """Copy game ``i``'s mask, as ``0``/``1`` bytes, into the mask part of its ``flat`` row in
+    ``obs`` (at ``obs_lay[O_MASK]``, rows that carry the mask: ``mask_in_observation``). The
+    CPU step copies it there itself (:func:`step_games`); the CUDA kernels call this after a
+    step or reset."""
+    at = obs_lay[O_MASK, 0] + i * obs_lay[O_MASK, 1]
+    for a in range(masks.shape[1]):
+        obs[at + a] = masks[i, a]
+
+
 # ------------------------------------------------------------------------ CPU wrappers
 
 
@@ -225,10 +236,12 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs, outs):
     """Step games ``lo..hi-1`` of a batch with :func:`step_game`.
 
     ``bufs`` is the tuple of batch arrays (see :data:`BUFS`); ``outs`` is ``(out_obs,
-    out_masks, out_info)``. When ``out_obs`` is not empty, each game's observation, mask and
-    info counters after its step are also copied to ``out_obs``, ``out_masks`` (flat) and
-    ``out_info`` (rows deal, moves, cards home) while they are still in the core's cache:
-    fresh arrays that the caller hands out without copying them again.
+    out_masks, out_info)``. Each one that is not empty gets, after each game's step and while
+    it is still in the core's cache, a copy of the game's observation (``out_obs``), mask
+    (``out_masks``, 1-D ``bool``, at ``obs_lay[O_MASK]``: row after row of an ``(N, n)``
+    array, or the tail of each ``flat`` row that carries its mask) and info counters
+    (``out_info``, rows deal, moves, cards home): fresh arrays that the caller hands out
+    without copying them again.
     """
     bufs = _unowned_bufs(bufs)
     cfg = unowned(cfg)
@@ -239,18 +252,21 @@ def step_games(lo, hi, cfg, spec, params, actions, bufs, outs):
     out_masks = unowned(outs[1])
     out_info = unowned(outs[2])
     masks, obs, obs_lay, games = bufs[1], bufs[2], bufs[3], bufs[4]
-    emit = out_masks.shape[0] > 0
+    emit_info = out_info.shape[1] > 0
+    emit_masks = out_masks.shape[0] > 0
     emit_obs = out_obs.shape[0] > 0
     n_act = masks.shape[1]
     masks_flat = masks.reshape(masks.shape[0] * n_act)
+    mask_at, mask_stride = obs_lay[O_MASK, 0], obs_lay[O_MASK, 1]
     oracle = params[P_ORACLE]
     work = np.empty(MT_WORK, dtype=np.int64)  # the deal shuffle's scratch, for every reset of the range
     for i in range(lo, hi):
         step_game(i, cfg, spec, params, actions[i], bufs, work)
         if emit_obs:
             copy_obs(cfg, obs, obs_place(obs_lay, i), oracle, out_obs)
-        if emit:
-            copy_bytes(out_masks, i * n_act, masks_flat, i * n_act, n_act)
+        if emit_masks:
+            copy_bytes(out_masks, mask_at + i * mask_stride, masks_flat, i * n_act, n_act)
+        if emit_info:
             out_info[0, i] = games[i, G_DEAL]
             out_info[1, i] = games[i, G_MOVES]
             out_info[2, i] = games[i, G_CARDS]

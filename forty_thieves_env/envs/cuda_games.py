@@ -104,7 +104,7 @@ class CudaDevice:
 
 
 class CudaGames:
-    """``num_games`` games of one variant, stepped on a GPU, one game a thread.
+    """``num_envs`` games of one variant, stepped on a GPU, one game a thread.
 
     Behaves as :class:`~.batch.BatchGames` made with the same arguments (its every option,
     autoreset mode, deal pool and seed), with the batch's arrays on the GPU: ``states, masks,
@@ -112,12 +112,15 @@ class CudaGames:
     final_return, gens`` (numba device arrays; names, shapes and dtypes as in BatchGames).
 
     Args:
-        num_games: ``N``.
+        num_envs: ``N``.
         variant: A preset name, :class:`~forty_thieves_env.engine.variants.Variant` or
             :class:`~.options.EnvOptions`, with ``options`` as for BatchGames.
         max_episode_steps: Truncate an episode after this many steps (``None``: never).
         autoreset: ``"next_step"`` or ``"same_step"``.
         device: The GPU's index.
+
+    With ``mask_in_observation`` and ``observation="flat"``, each row of ``obs`` ends with the
+    game's mask (as BatchGames' do): one more launch after a step or reset copies it there.
 
     Raises:
         ImportError, RuntimeError: no numba-cuda, or no GPU (see :func:`require_cuda`).
@@ -126,7 +129,7 @@ class CudaGames:
 
     def __init__(
         self,
-        num_games: int,
+        num_envs: int,
         variant: str | Variant | EnvOptions = "classic",
         *,
         max_episode_steps: int | None = None,
@@ -137,14 +140,14 @@ class CudaGames:
         self.device = check_int(device, "device", 0)
         dev = self._dev = self._make_device(self.device)  # fails first, without a GPU
         host = self.host = BatchGames(
-            num_games, variant, max_episode_steps=max_episode_steps, autoreset=autoreset, **options
+            num_envs, variant, max_episode_steps=max_episode_steps, autoreset=autoreset, **options
         )
         if host.illegal_action == "raise":
             raise ValueError(
                 "CudaGames cannot raise on an illegal action (that needs a host check each step): use "
                 'illegal_action="penalize" or "terminate", or BatchGames'
             )
-        self.num_games = host.num_games
+        self.num_envs = host.num_envs
         self.n_actions = host.n_actions
         self.variant = host.variant
         self.options = host.options
@@ -182,6 +185,11 @@ class CudaGames:
     @staticmethod
     def _make_device(index: int) -> CudaDevice:
         return CudaDevice(index)
+
+    @property
+    def num_games(self) -> int:
+        """Alias of :attr:`num_envs`, kept for code written before."""
+        return self.num_envs
 
     @property
     def terminated(self) -> Any:
@@ -232,7 +240,8 @@ class CudaGames:
             given = np.zeros(0, dtype=np.int64) if numbers is None else numbers
             with self._dev.context():
                 args = (self.cfg, self.params, self._dev.to_device(which), self._dev.to_device(given))
-                self._dev.launch("reset_kernel", self.num_games, *args, self.bufs)
+                self._dev.launch("reset_kernel", self.num_envs, *args, self.bufs)
+                self._mask_rows()
             return
         host.check_reset(seed, deal, which, position)  # before the download: a refused reset costs nothing
         if self.started:
@@ -249,33 +258,44 @@ class CudaGames:
             raise ResetNeededError("step() before the first reset(): call reset() first")
         a = self._device_vector(actions, np.int64, "actions")
         with self._dev.context():
-            self._dev.launch("step_kernel", self.num_games, self.cfg, self.spec, self.params, a, self.bufs)
+            self._dev.launch("step_kernel", self.num_envs, self.cfg, self.spec, self.params, a, self.bufs)
+            self._mask_rows()
 
-    def sample_legal(self, out: Any, seed_or_uniforms: int | Any) -> Any:
-        """Write a uniformly random legal action of every game into the device array ``out``
-        (``(N,) int64``; 0 for a game with none) and return it.
+    def _mask_rows(self) -> None:
+        """Flat rows that carry the mask: copy every game's mask into its row (in the device
+        context). Nothing to do otherwise."""
+        if self.host._mask_rows:
+            self._dev.launch("mask_rows_kernel", self.num_envs, self.masks, self.obs, self.obs_lay)
+
+    def sample_legal(self, seed_or_uniforms: int | Any, out: Any = None) -> Any:
+        """A uniformly random legal action of every game (0 for a game with none), written into
+        the device array ``out`` (``(N,) int64``; a new one when ``None``), which is returned.
 
         ``seed_or_uniforms``: an integer seed (each game's number in ``[0, 1)`` is hashed from
         it and the game's index: give a new seed for new actions), or ``(N,) float64``
         uniform numbers (device or host), from which the actions are those that
-        :meth:`.batch.BatchGames.sample_legal` picks for the same numbers.
+        :meth:`.batch.BatchGames.sample_legal` picks for the same numbers. The arguments come
+        in that method's order: the randomness first, the output second.
         """
         if not self.started:
             raise ResetNeededError("sample_legal() before the first reset(): call reset() first")
+        if out is None:
+            with self._dev.context():
+                out = self._dev.to_device(np.zeros(self.num_envs, dtype=np.int64))
         dst = self._device_vector(out, np.int64, "out", upload=False)
         with self._dev.context():
             if isinstance(seed_or_uniforms, (int, np.integer)) and not isinstance(seed_or_uniforms, bool):
                 seed = np.int64(check_int(seed_or_uniforms, "seed", -(2**63), 2**63 - 1))
-                self._dev.launch("sample_seeded_kernel", self.num_games, self.masks, self.games, seed, dst)
+                self._dev.launch("sample_seeded_kernel", self.num_envs, self.masks, self.games, seed, dst)
             else:
                 u = self._device_vector(seed_or_uniforms, np.float64, "uniforms")
-                self._dev.launch("sample_kernel", self.num_games, self.masks, self.games, u, dst)
+                self._dev.launch("sample_kernel", self.num_envs, self.masks, self.games, u, dst)
         return out
 
     def _device_vector(self, x: Any, dtype: type, name: str, upload: bool = True) -> Any:
         """``x`` as an ``(N,)`` device array of ``dtype``: a view of a device array (which must
         already be one), or host values checked and uploaded (with ``upload``)."""
-        n = self.num_games
+        n = self.num_envs
         if self._dev.is_device_array(x):
             with self._dev.context():
                 arr = self._dev.as_array(x)

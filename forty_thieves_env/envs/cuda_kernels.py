@@ -33,7 +33,7 @@ from numba import int64 as nb_int64
 
 from ..engine.deals import MT_WORK
 from ..engine.layout import Cfg
-from .batch_kernels import reset_chosen, step_game
+from .batch_kernels import mask_to_row, reset_chosen, step_game
 from .sampling import hashed_uniform, sample_game
 from .step import G_LEGAL
 
@@ -130,6 +130,15 @@ def reset_kernel(cfg, params, which, numbers, bufs):
     if i < which.shape[0]:
         work = cuda.local.array(MT_WORK, nb_int64)
         reset_chosen(i, cfg, params, which, numbers, bufs, work)
+
+
+@cuda.jit(cache=True)
+def mask_rows_kernel(masks, obs, obs_lay):
+    """Copy game ``i``'s mask into the mask part of its ``flat`` row (:func:`mask_to_row`), for
+    rows that carry the mask; ``(N,)`` threads."""
+    i = cuda.grid(1)
+    if i < masks.shape[0]:
+        mask_to_row(i, masks, obs, obs_lay)
 
 
 @cuda.jit(cache=True)

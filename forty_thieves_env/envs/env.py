@@ -23,7 +23,7 @@ from ..text.explain import why_illegal
 from ..text.game import GameState
 from ..text.notation import format_move, parse_move
 from ..text.position import format_position
-from .observation import ObservationEncoder, observation_space
+from .observation import MASK_KEY, ObservationEncoder, observation_space
 from .options import RENDER_MODES, EnvOptions, check_position, check_reset_deal
 from .rewards import Reward
 from .sampling import draw_deal
@@ -91,6 +91,11 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
     turn first, 53 after the last) and ``tableau_revealed`` ``(C, D)`` (face-down cards
     shown): perfect information, for planning research. See :mod:`.observation`.
 
+    ``mask_in_observation=True`` adds the action mask, ``0``/``1`` ``int8``: the ``Dict``'s
+    ``"action_mask"`` key (``Box(0, 1, (n,), int8)``, the ``int8`` view of
+    ``info["action_mask"]``: no copy), or the last ``n`` entries of the ``flat`` row
+    (:func:`~.observation.flat_mask_start`, :func:`~.observation.split_flat`).
+
     ## Rewards
 
     A :class:`~.rewards.Reward` object (``reward=`` a name or an instance):
@@ -127,6 +132,8 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
       ``"limited"``, ``"rank_and_file"``, ``"relaxed"``) or a :class:`~forty_thieves_env.engine.variants.Variant`
       (or an :class:`~.options.EnvOptions`, then with no other argument).
     * ``observation``: ``"dict"``, ``"flat"`` or ``"oracle"``.
+    * ``mask_in_observation``: also put the action mask into the observation (default
+      ``False``; see Observation Space).
     * ``reward``: ``"foundation"``, ``"win"``, ``"score"`` or a :class:`~.rewards.Reward`.
     * ``illegal_action``: what an in-space action outside the mask does (an action outside the action
       space, not an integer in ``[0, n)``, is a caller's bug: :class:`~forty_thieves_env.text.errors.ActionSpaceError`
@@ -167,6 +174,7 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         self.cfg = config_for(self.variant)
         self.n_actions = int(self.cfg[Cfg.N_ACTIONS])
         self.observation_mode = opts.observation
+        self.mask_in_observation = opts.mask_in_observation
         self.reward: Reward = opts.reward
         self.illegal_action = opts.illegal_action
         self.render_mode = opts.render_mode
@@ -174,12 +182,12 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         self.winnable_only = opts.winnable_only
 
         self.action_space = spaces.Discrete(self.n_actions)
-        self.observation_space = observation_space(self.variant, self.observation_mode)
+        self.observation_space = observation_space(self.variant, self.observation_mode, self.mask_in_observation)
 
         self._game = GameState(self.variant)
         self._s = self._game.array  # (size,) int8, the live state
-        self._mask = np.zeros(self.n_actions, dtype=np.bool_)  # (n,) legal actions now
-        self._encoder = ObservationEncoder(self.variant, self.observation_mode)
+        self._encoder = ObservationEncoder(self.variant, self.observation_mode, self.mask_in_observation)
+        self._mask = self._new_mask()  # (n,) legal actions now
         # The fused step kernel (:func:`.step.step_one`) reads these: reward numbers, mode
         # switches, and the game's counters (moves and cards home are kept there).
         self._spec = self.reward.spec()
@@ -233,6 +241,9 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
             self._sync(0)
             if not _WARM:
                 self._warm_step()
+        if self.mask_in_observation:
+            obs, mask = self._observe_with_mask()
+            return obs, self._info(False, False, mask)
         return self._encoder.observation(), self._info(False, False)
 
     def _warm_step(self) -> None:
@@ -278,27 +289,54 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         reward, status, moves, cards = step_one(
             self._s, self.cfg, self._mask, enc.buffer, enc.place, self._spec, a, self._params, self._counters
         )
+        if self.mask_in_observation:
+            obs, mask = self._observe_with_mask()
+        else:
+            obs, mask = enc.observation(), self._mask.copy()
         info = {
             "deal": self._deal,
             "moves": moves,
             "cards_on_foundations": cards,
             "won": (status & ST_WON) != 0,
             "illegal_action": (status & ST_ILLEGAL) != 0,
-            "action_mask": self._mask.copy(),
+            "action_mask": mask,
         }
         terminated = (status & ST_TERMINATED) != 0
         if terminated:
             self._live = False
-        return enc.observation(), reward, terminated, False, info
+        return obs, reward, terminated, False, info
 
-    def _info(self, won: bool, illegal: bool) -> dict[str, Any]:
+    def _new_mask(self) -> np.ndarray:
+        """The live mask: its own array, or, for ``flat`` rows that carry it, the ``bool`` view of
+        the tail of the encoder's buffer, where the step writes it (so that a copy of the
+        buffer is the whole observation)."""
+        enc = self._encoder
+        if enc.mask_start < enc.buffer.shape[0]:
+            return enc.buffer[enc.mask_start :].view(np.bool_)
+        return np.zeros(self.n_actions, dtype=np.bool_)
+
+    def _observe_with_mask(self) -> tuple[Observation, np.ndarray]:
+        """``mask_in_observation``: the observation and the info's mask, sharing memory, with one
+        copy of the mask as without the option: a ``Dict``'s ``"action_mask"`` is the ``int8``
+        view of the info's mask; a ``flat`` row is the copy of the encoder's buffer, whose tail
+        is the live mask, and the info's mask the ``bool`` view of the row's tail."""
+        enc = self._encoder
+        if self.observation_mode == "flat":
+            row = enc.buffer.copy()  # the mask is the buffer's tail (see _new_mask)
+            return row, row[enc.mask_start :].view(np.bool_)
+        obs = enc.observation()
+        mask = self._mask.copy()
+        obs[MASK_KEY] = mask.view(np.int8)  # type: ignore[index]
+        return obs, mask
+
+    def _info(self, won: bool, illegal: bool, mask: np.ndarray | None = None) -> dict[str, Any]:
         return {
             "deal": self._deal,
             "moves": self._moves,
             "cards_on_foundations": int(self._counters[G_CARDS]),
             "won": won,
             "illegal_action": illegal,
-            "action_mask": self._mask.copy(),
+            "action_mask": self._mask.copy() if mask is None else mask,
         }
 
     def _draw_deal(self) -> int:
@@ -394,10 +432,14 @@ class FortyThievesEnv(gym.Env[Observation, np.int64]):
         state = self.__dict__.copy()
         state["_renderer"] = None  # fonts do not pickle; redrawn on demand
         del state["_encoder"], state["_s"]  # buffer views: rebuilt
+        state["_mask"] = self._mask.copy()  # (a view of the encoder's buffer with flat rows that carry it)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._s = self._game.array
-        self._encoder = ObservationEncoder(self.variant, self.observation_mode)
+        self._encoder = ObservationEncoder(self.variant, self.observation_mode, self.mask_in_observation)
         self._encoder.encode(self._s)
+        mask = self._new_mask()
+        mask[:] = self._mask
+        self._mask = mask

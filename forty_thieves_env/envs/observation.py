@@ -37,6 +37,14 @@ field                shape      meaning
 ``tableau_revealed`` (C, D)     oracle only: ``tableau`` with face-down cards shown
 ==================== ========== ============================================================
 
+With ``mask_in_observation=True`` (an env option) the observation carries the action mask
+too, as ``0``/``1`` ``int8`` (``(n,)`` for ``n`` actions): a ``Dict`` gets it as its
+``"action_mask"`` key (:data:`MASK_KEY`, where RLlib and PettingZoo put it), which an
+environment hands out as a view of the ``info["action_mask"]`` array it returns with it (the
+``bool`` array viewed as ``int8``, no copy); a ``flat`` row gets it after the fields, at
+``[F, F + n)`` with ``F = C*D + T + 10`` (:func:`flat_mask_start`; :func:`split_flat` splits
+a row or a batch of rows).
+
 The default observation carries everything a player can see and nothing more: face-down
 cards and the stock order never reach it. (The waste is public: every card in it was seen
 face up. After a redeal the new stock is the old waste, which a player with perfect recall
@@ -46,9 +54,12 @@ Where the fields lie in a buffer: a game's *place* is the tuple of its fields' s
 ``O_*`` order. A batch of ``N`` games (:mod:`.batch`) keeps every game's observation in one
 ``int8`` buffer, either one flat row after another (``"flat"`` mode) or one block per field
 (``"dict"`` and ``"oracle"``: all games' tableaux, then all wastes, ..., so that handing out
-a field is one contiguous copy); ``obs_lay`` (``(O_LEN, 2) int64``, rows ``O_*``) gives
+a field is one contiguous copy); ``obs_lay`` (``(LAY_ROWS, 2) int64``, rows ``O_*``) gives
 each field's start and the distance from one game's field to the next's, and
-:func:`obs_place` turns it into game ``i``'s place.
+:func:`obs_place` turns it into game ``i``'s place. Its last row, ``O_MASK``, says where the
+batch step copies a game's mask when it hands masks out: ``(0, n)``, one row after another
+of a separate ``(N, n)`` array, or, for ``flat`` rows that carry the mask, ``(F, F + n)``,
+the tail of each row.
 """
 
 from __future__ import annotations
@@ -91,6 +102,11 @@ O_STOCK = 4  # (T,) oracle only: the stock, next card first
 O_REVEALED = 5  # (C, D) oracle only: ``tableau_revealed``
 O_LEN = 6
 O_NAMES = ("tableau", "waste", "foundations", "counts", "stock", "tableau_revealed")
+O_MASK = 6  # obs_lay's last row: where handed-out masks go (see the module docstring)
+LAY_ROWS = 7
+
+#: The key (and flat layout name) of the action mask in an observation with ``mask_in_observation``.
+MASK_KEY = "action_mask"
 
 #: Bit set of every column (variants have at most 16): :func:`refresh_obs` rewrites them all.
 ALL_COLUMNS = u64(2**64 - 1)
@@ -228,27 +244,58 @@ def observation_fields(variant: Variant, oracle: bool = False) -> dict[str, tupl
     return fields
 
 
-def observation_layout(variant: Variant, mode: str) -> dict[str, tuple[int, int, tuple[int, ...]]]:
-    """Field name -> ``(start, stop, shape)`` in a flat observation row of ``mode``."""
+def observation_layout(
+    variant: Variant, mode: str, mask_in_observation: bool = False
+) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+    """Field name -> ``(start, stop, shape)`` in a flat observation row of ``mode``; with
+    ``mask_in_observation`` in ``"flat"`` mode, the row ends with the ``(n,)`` mask
+    (:data:`MASK_KEY`). (A ``Dict``'s mask is no part of the encoder's row.)"""
     out = {}
     pos = 0
     for name, (shape, _) in observation_fields(variant, oracle=mode == "oracle").items():
         n = int(np.prod(shape))
         out[name] = (pos, pos + n, shape)
         pos += n
+    if mask_in_observation and mode == "flat":
+        n_actions = int(config_for(variant)[Cfg.N_ACTIONS])
+        out[MASK_KEY] = (pos, pos + n_actions, (n_actions,))
     return out
 
 
-def observation_lay(layout: dict[str, tuple[int, int, tuple[int, ...]]], num_games: int, by_field: bool) -> np.ndarray:
-    """The ``(O_LEN, 2) int64`` start and per-game stride of each field (see the module
-    docstring) in a buffer of ``num_games`` observations: one game's flat row after another,
-    or (``by_field``) one block per field. Fields the mode lacks get ``(0, 0)``."""
+def flat_mask_start(variant: Variant) -> int:
+    """Where the mask starts in a ``flat`` row with ``mask_in_observation``: ``F = C*D + T + 10``,
+    the size of the fields before it (``row[F:]`` is the ``(n,)`` mask, ``row[:F]`` the row
+    without it)."""
+    return observation_layout(variant, "flat", True)[MASK_KEY][0]
+
+
+def split_flat(rows: Any, variant: Variant) -> tuple[Any, Any]:
+    """``(fields, mask)``: views of ``flat`` observation rows with ``mask_in_observation`` (one
+    row ``(F + n,)`` or a batch ``(..., F + n)``; numpy arrays or torch tensors), split at
+    :func:`flat_mask_start`. The mask part is ``0``/``1`` ``int8``
+    (``mask.view(np.bool_)``, or ``mask.bool()`` in torch, for a ``bool`` mask)."""
+    start = flat_mask_start(variant)
+    return rows[..., :start], rows[..., start:]
+
+
+def observation_lay(
+    layout: dict[str, tuple[int, int, tuple[int, ...]]], num_envs: int, by_field: bool, n_actions: int
+) -> np.ndarray:
+    """The ``(LAY_ROWS, 2) int64`` start and per-game stride of each field (see the module
+    docstring) in a buffer of ``num_envs`` observations: one game's flat row after another,
+    or (``by_field``) one block per field. Fields the mode lacks get ``(0, 0)``. Row
+    ``O_MASK``: ``(F, F + n)`` when the flat rows carry the mask (``layout`` has
+    :data:`MASK_KEY`), else ``(0, n_actions)``."""
     size = max(stop for _, stop, _ in layout.values())
-    lay = np.zeros((O_LEN, 2), dtype=np.int64)
+    lay = np.zeros((LAY_ROWS, 2), dtype=np.int64)
     for f, name in enumerate(O_NAMES):
         if name in layout:
             start, stop, _ = layout[name]
-            lay[f] = (num_games * start, stop - start) if by_field else (start, size)
+            lay[f] = (num_envs * start, stop - start) if by_field else (start, size)
+    if MASK_KEY in layout and not by_field:
+        lay[O_MASK] = (layout[MASK_KEY][0], size)
+    else:
+        lay[O_MASK] = (0, n_actions)
     return lay
 
 
@@ -262,16 +309,22 @@ def check_mode(mode: str) -> str:
     return check_choice(mode, "observation", OBSERVATION_MODES)
 
 
-def observation_space(variant: Variant, mode: str = "dict") -> spaces.Space[Any]:
+def observation_space(variant: Variant, mode: str = "dict", mask_in_observation: bool = False) -> spaces.Space[Any]:
     """The Gymnasium space of an observation mode (imports gymnasium on first use).
 
     ``"dict"`` and ``"oracle"``: a ``Dict`` of ``int8`` ``Box`` fields; ``"flat"``: one
-    ``(N,) int8`` ``Box`` with ``N = C*D + T + 8 + 2``.
+    ``(N,) int8`` ``Box`` with ``N = C*D + T + 8 + 2``. With ``mask_in_observation``, the
+    ``(n,)`` action mask as ``0``/``1`` ``int8`` too: the ``Dict``'s ``"action_mask"``
+    ``Box(0, 1, (n,), int8)``, or ``n`` more entries of the flat ``Box`` (bounds 0 and 1)
+    after the ``N`` (see :func:`flat_mask_start`).
     """
     from gymnasium import spaces
 
     check_mode(mode)
     fields = observation_fields(variant, oracle=mode == "oracle")
+    if mask_in_observation:
+        n_actions = int(config_for(variant)[Cfg.N_ACTIONS])
+        fields[MASK_KEY] = ((n_actions,), np.ones(n_actions, dtype=np.int8))
     if mode == "flat":
         high = np.concatenate([h.ravel() for _, h in fields.values()])
         return spaces.Box(low=np.zeros_like(high), high=high, dtype=np.int8)
@@ -294,16 +347,20 @@ class ObservationEncoder:
     Args:
         variant: The rules in force (fixes the shapes).
         mode: ``"dict"``, ``"flat"`` or ``"oracle"``.
+        mask_in_observation: With ``"flat"``, the buffer ends with room for the ``(n,)`` mask,
+            at :attr:`mask_start` (the encoder writes no mask: its owner does).
     """
 
-    def __init__(self, variant: Variant, mode: str = "dict") -> None:
+    def __init__(self, variant: Variant, mode: str = "dict", mask_in_observation: bool = False) -> None:
         self.variant = variant
         self.mode = check_mode(mode)
         self.cfg = config_for(variant)
         self.oracle = int(mode == "oracle")  # an int, as the batch passes it: one compiled kernel
-        layout = observation_layout(variant, mode)
+        layout = observation_layout(variant, mode, mask_in_observation)
         self.place = flat_place(layout)  # where each field starts in the buffer
         self.buffer = np.zeros(max(stop for _, stop, _ in layout.values()), dtype=np.int8)  # (F,) every field
+        #: Where the mask starts in the buffer: its size when it has no room for one.
+        self.mask_start = layout[MASK_KEY][0] if MASK_KEY in layout else self.buffer.shape[0]
         self.views: dict[str, np.ndarray] = {
             name: self.buffer[start:stop].reshape(shape) for name, (start, stop, shape) in layout.items()
         }

@@ -3,10 +3,11 @@
 :class:`~.env.FortyThievesEnv`, the batch engine (:class:`~.batch.BatchGames`), the
 Gymnasium vector env (:mod:`.vector`) and the stable-baselines3 adapter (:mod:`.sb3`) all
 take the same arguments: a variant (a preset name or a :class:`~forty_thieves_env.engine.variants.Variant`,
-with any variant option as a keyword), ``observation``, ``reward``, ``illegal_action``,
-``deals``, ``winnable_only`` and ``render_mode``. :meth:`EnvOptions.make` checks them and
-turns them into one frozen :class:`EnvOptions`, which each of them keeps; the checks of the
-batch's own arguments (:func:`check_batch`) and of a reset's ``position`` option are here too.
+with any variant option as a keyword), ``observation``, ``mask_in_observation``, ``reward``,
+``illegal_action``, ``deals``, ``winnable_only`` and ``render_mode``. :meth:`EnvOptions.make`
+checks them and turns them into one frozen :class:`EnvOptions`, which each of them keeps; the
+checks of the batch's own arguments (:func:`check_batch`) and of a reset's ``position``
+option are here too.
 
 Like the engine, this module imports neither gymnasium nor torch.
 """
@@ -51,6 +52,9 @@ class EnvOptions:
             with ``winnable_only``, already restricted to the variant's winnable set.
         winnable_only: Whether ``deals`` was restricted to the winnable set.
         render_mode: ``None`` or one of :data:`RENDER_MODES`.
+        mask_in_observation: Whether the observation carries the action mask too (the
+            ``action_mask`` key of a ``Dict``, or the tail of a ``flat`` row: see
+            :func:`~.observation.observation_space`).
     """
 
     variant: Variant
@@ -60,6 +64,7 @@ class EnvOptions:
     deals: np.ndarray | None
     winnable_only: bool
     render_mode: str | None
+    mask_in_observation: bool = False
 
     @classmethod
     def make(
@@ -72,6 +77,7 @@ class EnvOptions:
         deals: str | Iterable[int] | np.ndarray | None = None,
         winnable_only: bool = False,
         render_mode: str | None = None,
+        mask_in_observation: bool = False,
         **variant_options: Any,
     ) -> EnvOptions:
         """Check the arguments of an environment (see :class:`~.env.FortyThievesEnv`).
@@ -81,11 +87,13 @@ class EnvOptions:
                 ``illegal_action`` or ``render_mode``; a number out of range; bad ``deals``;
                 or ``winnable_only`` without a winnable deal.
             TypeError: an argument of the wrong kind (:mod:`forty_thieves_env.engine.checks`:
-                a flag that is not a bool, a number that is not an integer, a choice that is
-                not a string); a reward that is neither a name nor a :class:`~.rewards.Reward`.
+                a flag (``winnable_only``, ``mask_in_observation``) that is not a bool, a
+                number that is not an integer, a choice that is not a string); a reward that
+                is neither a name nor a :class:`~.rewards.Reward`.
         """
         v = get_variant(variant, "FortyThievesEnv.__init__", **variant_options)
         check_mode(observation)
+        in_obs = check_flag(mask_in_observation, "mask_in_observation")
         rew = make_reward(reward)
         check_choice(illegal_action, "illegal_action", ILLEGAL_ACTIONS)
         if render_mode is not None:
@@ -94,7 +102,7 @@ class EnvOptions:
         winnable = check_flag(winnable_only, "winnable_only")
         if winnable:
             pool = restrict_deals(v, pool)
-        return cls(v, observation, rew, illegal_action, pool, winnable, render_mode)
+        return cls(v, observation, rew, illegal_action, pool, winnable, render_mode, in_obs)
 
     @classmethod
     def of(cls, variant: str | Variant | EnvOptions = "classic", **options: Any) -> EnvOptions:
@@ -133,7 +141,7 @@ def check_reset_deal(number: object, name: str = "options['deal']") -> int:
     return check_deal_number(number, name, MAX_ENV_DEAL)
 
 
-def check_batch(num_games: int, max_episode_steps: int | None, autoreset: str, num_threads: int | None) -> None:
+def check_batch(num_envs: int, max_episode_steps: int | None, autoreset: str, num_threads: int | None) -> None:
     """Check the batch engine's own arguments (see :class:`~.batch.BatchGames`).
 
     Raises:
@@ -141,7 +149,7 @@ def check_batch(num_games: int, max_episode_steps: int | None, autoreset: str, n
         ValueError: a number of games, step limit or thread count below 1, or an unknown
             autoreset mode.
     """
-    check_int(num_games, "num_envs", 1)
+    check_int(num_envs, "num_envs", 1)
     check_choice(autoreset, "autoreset", AUTORESETS)
     if max_episode_steps is not None:
         check_int(max_episode_steps, "max_episode_steps", 1)

@@ -6,10 +6,10 @@ yourself::
     from sb3_contrib import MaskablePPO
     from forty_thieves_env.envs.sb3 import make_sb3_vec_env
 
-    venv = make_sb3_vec_env("FortyThieves-Josephine-v0", n_envs=16, seed=0)
+    venv = make_sb3_vec_env("FortyThieves-Josephine-v0", num_envs=16, seed=0)
     model = MaskablePPO("MultiInputPolicy", venv).learn(100_000)
 
-:class:`FortyThievesVecEnv` steps all its games in one compiled call (:mod:`.batch`) and
+:class:`FortyThievesSB3VecEnv` steps all its games in one compiled call (:mod:`.batch`) and
 follows SB3's conventions, as ``DummyVecEnv`` of single environments would:
 
 * a finished game is reset within the same step (``AutoresetMode.SAME_STEP``); its last
@@ -64,13 +64,13 @@ from .options import EnvOptions
 from .registration import MAX_EPISODE_STEPS, id_kwargs
 from .step import G_CARDS, G_DEAL, G_ELAPSED, G_MOVES
 
-__all__ = ["FortyThievesVecEnv", "make_sb3_vec_env"]
+__all__ = ["FortyThievesSB3VecEnv", "FortyThievesVecEnv", "make_sb3_vec_env"]
 
 #: Methods that ``env_method`` answers for each game (``action_masks`` for all at once).
 _GAME_METHODS = ("position_text", "legal_moves", "describe_action", "action_for")
 
 
-class FortyThievesVecEnv(VecEnv):
+class FortyThievesSB3VecEnv(VecEnv):
     """``num_envs`` games in one batch, as an SB3 ``VecEnv`` (see the module docstring).
 
     Args:
@@ -101,8 +101,9 @@ class FortyThievesVecEnv(VecEnv):
         self.observation_mode = b.observation_mode
         self.render_mode = opts.render_mode
         self.max_episode_steps = max_episode_steps
-        super().__init__(b.num_games, observation_space(b.variant, b.observation_mode), spaces.Discrete(b.n_actions))
-        self._actions = np.zeros(b.num_games, dtype=np.int64)
+        space = observation_space(b.variant, b.observation_mode, b.mask_in_observation)
+        super().__init__(b.num_envs, space, spaces.Discrete(b.n_actions))
+        self._actions = np.zeros(b.num_envs, dtype=np.int64)
         self._started = time.time()
         self._vector: Any = None  # a Gymnasium vector view, only built to render
 
@@ -155,12 +156,13 @@ class FortyThievesVecEnv(VecEnv):
                     "cards_on_foundations": int(fg[i, G_CARDS]),
                     "won": won,
                 }
-        return self._observations(b.out_obs), b.rewards.astype(np.float32), dones, infos
+        return self._observations(b.out_obs, b.out_masks), b.rewards.astype(np.float32), dones, infos
 
-    def _observations(self, fresh: np.ndarray | None = None) -> Any:
+    def _observations(self, fresh: np.ndarray | None = None, masks: np.ndarray | None = None) -> Any:
         """Batched observations as ``DummyVecEnv`` gives them (an ``OrderedDict`` for dicts):
-        copies of the live buffer, or views of ``fresh``, a buffer no one else writes."""
-        obs = self.batch.observations(buffer=fresh, copy=fresh is None)
+        copies of the live buffer, or views of ``fresh``, a buffer no one else writes (and of
+        ``masks``, the masks that go with it)."""
+        obs = self.batch.observations(buffer=fresh, copy=fresh is None, masks=masks)
         return obs if isinstance(obs, np.ndarray) else OrderedDict(obs)
 
     def close(self) -> None:
@@ -182,7 +184,7 @@ class FortyThievesVecEnv(VecEnv):
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute for all games (they share one object: ``indices`` must be all)."""
         if indices is not None and sorted(self._indices(indices)) != list(range(self.num_envs)):
-            raise ValueError("the games of a FortyThievesVecEnv share their attributes; set them for all")
+            raise ValueError("the games of a FortyThievesSB3VecEnv share their attributes; set them for all")
         setattr(self, attr_name, value)
 
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> Any:
@@ -193,7 +195,7 @@ class FortyThievesVecEnv(VecEnv):
         if method_name == "action_masks":
             return self.batch.masks[idx] if indices is not None else self.batch.masks.copy()
         if method_name not in _GAME_METHODS:
-            raise AttributeError(f"FortyThievesVecEnv games have no method {method_name!r}")
+            raise AttributeError(f"FortyThievesSB3VecEnv games have no method {method_name!r}")
         return [getattr(self, "_game_" + method_name)(i, *method_args, **method_kwargs) for i in idx]
 
     def has_attr(self, attr_name: str) -> bool:
@@ -235,16 +237,34 @@ class FortyThievesVecEnv(VecEnv):
         return super().render(mode=mode)
 
 
+#: The class's name before it was told apart from Gymnasium's :class:`~.vector.FortyThievesVectorEnv`
+#: (``FortyThievesVecEnv`` and ``FortyThievesVectorEnv`` differed by three letters); kept so
+#: that code written before still imports it.
+FortyThievesVecEnv = FortyThievesSB3VecEnv
+
+
 def make_sb3_vec_env(
-    env_id: str = "FortyThieves-v0", n_envs: int = 8, seed: int | None = None, **kwargs: Any
-) -> FortyThievesVecEnv:
-    """A :class:`FortyThievesVecEnv` for a registered id (its preset and 1000-step limit).
+    env_id: str = "FortyThieves-v0",
+    num_envs: int | None = None,
+    seed: int | None = None,
+    *,
+    n_envs: int | None = None,
+    **kwargs: Any,
+) -> FortyThievesSB3VecEnv:
+    """A :class:`FortyThievesSB3VecEnv` of ``num_envs`` games (default 8) for a registered id (its
+    preset and 1000-step limit).
 
     ``kwargs`` override as in ``gym.make`` (variant options, ``observation``, ``reward``,
     ``max_episode_steps``, ...). ``seed`` seeds the first reset (game ``i``: ``seed + i``).
+    ``n_envs`` (the word of SB3's ``make_vec_env``) is an alias of ``num_envs``, kept for
+    code written before; give one of them.
     """
+    if n_envs is not None:
+        if num_envs is not None:
+            raise TypeError("give num_envs or its alias n_envs, not both")
+        num_envs = n_envs
     kwargs = {**id_kwargs(env_id), **kwargs}
-    venv = FortyThievesVecEnv(n_envs, **kwargs)
+    venv = FortyThievesSB3VecEnv(8 if num_envs is None else num_envs, **kwargs)
     if seed is not None:
         venv.seed(seed)
     return venv

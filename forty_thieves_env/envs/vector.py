@@ -50,6 +50,11 @@ all the games (:mod:`.batch`).
   writes the observations, masks and info counters into them as it steps each game.
   ``copy=False`` returns the environment's own observation buffers instead (overwritten
   by the next step).
+* **The mask in the observation** (``mask_in_observation=True``): a ``Dict``'s
+  ``"action_mask"`` is ``infos["action_mask"]`` viewed as ``int8`` (the same fresh array);
+  the kernel writes each game's mask into the end of its ``flat`` row, and
+  ``infos["action_mask"]`` is the ``bool`` view of those row ends (with ``copy=False``, of
+  the live rows: overwritten by the next step, as the observation is).
 """
 
 from __future__ import annotations
@@ -137,10 +142,11 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         b = self._batch = BatchGames(
             num_envs, opts, max_episode_steps=max_episode_steps, autoreset=_AUTORESET[mode], num_threads=num_threads
         )
-        self.num_envs = b.num_games
+        self.num_envs = b.num_envs
         self.variant = b.variant
         self.n_actions = b.n_actions
         self.observation_mode = b.observation_mode
+        self.mask_in_observation = b.mask_in_observation
         self.reward = b.reward
         self.illegal_action = b.illegal_action
         self.deals = b.deals
@@ -149,7 +155,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
         self.render_mode = opts.render_mode
         self.copy = copy
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
-        self.single_observation_space = observation_space(self.variant, self.observation_mode)
+        self.single_observation_space = observation_space(self.variant, self.observation_mode, b.mask_in_observation)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.single_action_space = spaces.Discrete(self.n_actions)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -197,7 +203,7 @@ class FortyThievesVectorEnv(gym.vector.VectorEnv):
             if done.any():
                 self._add_final(infos, done)
         return (
-            b.observations(buffer=b.out_obs, copy=False) if self.copy else self._observations(),
+            b.observations(buffer=b.out_obs, copy=False, masks=b.out_masks) if self.copy else self._observations(),
             b.rewards.copy(),
             f[F_TERMINATED].copy(),
             f[F_TRUNCATED].copy(),

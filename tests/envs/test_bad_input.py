@@ -156,7 +156,7 @@ def test_a_vector_reset_with_one_bad_deal_among_many_changes_nothing(vector) -> 
     refused(lambda: vector.reset(options={"deal": [1, 2]}), ValueError, "num_envs=3", "got 2")
     refused(lambda: vector.reset(seed=-1), ValueError, "seed must be an integer >= 0")
     refused(lambda: vector.reset(seed=1.5), TypeError, "seed")
-    refused(lambda: vector.reset(seed=[1, 2]), ValueError, "num_games=3")
+    refused(lambda: vector.reset(seed=[1, 2]), ValueError, "num_envs=3")
     assert same(batch_snapshot(vector._batch), before)
 
 
@@ -166,6 +166,9 @@ BAD_OPTIONS = [
     ({"winnable_only": "no"}, TypeError, "winnable_only must be True or False, got 'no'"),
     ({"winnable_only": 1}, TypeError, "winnable_only must be True or False, got 1"),
     ({"winnable_only": None}, TypeError, "winnable_only must be True or False, got None"),
+    ({"mask_in_observation": "yes"}, TypeError, "mask_in_observation must be True or False, got 'yes'"),
+    ({"mask_in_observation": 1}, TypeError, "mask_in_observation must be True or False, got 1"),
+    ({"mask_in_observation": None}, TypeError, "mask_in_observation must be True or False, got None"),
     ({"observation": None}, TypeError, "observation must be one of 'dict', 'flat', 'oracle', got None"),
     ({"illegal_action": 0}, TypeError, "illegal_action must be one of"),
     ({"render_mode": 1}, TypeError, "render_mode must be one of 'ansi', 'rgb_array', got 1"),
@@ -303,9 +306,9 @@ def test_bad_vector_actions_are_refused_before_any_game_moves(vector, actions, e
 
 def test_the_sb3_adapter_checks_actions_alike() -> None:
     pytest.importorskip("stable_baselines3")
-    from forty_thieves_env.envs.sb3 import FortyThievesVecEnv
+    from forty_thieves_env.envs.sb3 import FortyThievesSB3VecEnv
 
-    venv = FortyThievesVecEnv(3, "classic")
+    venv = FortyThievesSB3VecEnv(3, "classic")
     refused(lambda: venv.step(np.zeros(3, dtype=np.int64)), ResetNeeded, "reset()")
     venv.reset()
     before = batch_snapshot(venv.batch)

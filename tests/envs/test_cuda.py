@@ -153,17 +153,22 @@ def test_twin_sample_legal() -> None:
     out = TwinArray((n,), dtype=np.int64)
     for step in range(20):
         u = np.random.default_rng(step).random(n)
-        gpu.sample_legal(out, u)  # host uniforms
+        gpu.sample_legal(u, out)  # host uniforms
         expected = cpu.sample_legal(np.random.default_rng(step))  # the same uniforms
         np.testing.assert_array_equal(out, expected)
-        gpu.sample_legal(out, gpu._dev.to_device(u))  # device uniforms
+        gpu.sample_legal(gpu._dev.to_device(u), out)  # device uniforms
         np.testing.assert_array_equal(out, expected)
         gpu.step(out)
         cpu.step(expected)
-    seeded = [gpu.sample_legal(TwinArray((n,), dtype=np.int64), s).copy() for s in (1, 1, 2)]
+    seeded = [gpu.sample_legal(s, TwinArray((n,), dtype=np.int64)).copy() for s in (1, 1, 2)]
     np.testing.assert_array_equal(seeded[0], seeded[1])  # a seed fixes the draws
     assert (seeded[0] != seeded[2]).any()  # another seed, other draws
     assert gpu.to_host().masks[np.arange(n), seeded[2]].all()  # legal in every game
+    fresh = gpu.sample_legal(1)  # without out: a new device array
+    assert gpu._dev.is_device_array(fresh) and fresh is not out
+    np.testing.assert_array_equal(fresh, seeded[0])
+    with pytest.raises(TypeError, match="out must be a device array"):
+        gpu.sample_legal(out, np.random.default_rng(0).random(n))  # the old order (out first): refused, not misread
 
 
 def test_twin_step_inputs() -> None:
@@ -180,15 +185,16 @@ def test_twin_step_inputs() -> None:
     with pytest.raises(TypeError):
         gpu.step([0.5, 1, 2, 3])
     with pytest.raises(TypeError, match="device array"):
-        gpu.sample_legal(np.zeros(4, dtype=np.int64), 0)
+        gpu.sample_legal(0, np.zeros(4, dtype=np.int64))  # out must be a device array
 
 
 def test_twin_attributes_match_batch() -> None:
     gpu = twin_games(6, "rank_and_file", observation="oracle", autoreset="same_step", max_episode_steps=9)
     cpu = BatchGames(6, "rank_and_file", observation="oracle", autoreset="same_step", max_episode_steps=9)
-    for name in ("num_games", "n_actions", "variant", "observation_mode", "layout", "obs_size", "autoreset"):
+    for name in ("num_envs", "n_actions", "variant", "observation_mode", "layout", "obs_size", "autoreset"):
         assert getattr(gpu, name) == getattr(cpu, name), name
     assert gpu.max_episode_steps == 9 and gpu.options.observation == "oracle"
+    assert gpu.num_games == gpu.num_envs == 6  # the alias kept for older code
     for name in ("states", "masks", "obs", "obs_lay", "games", "ep_return", "rewards", "flags", "final_obs"):
         a, b = getattr(gpu, name), getattr(cpu, name)
         assert (a.shape, a.dtype) == (b.shape, b.dtype), name
@@ -253,6 +259,7 @@ def kernel_signatures(b: BatchGames) -> dict[str, tuple]:
     return {
         "step_kernel": (t(b.cfg), t(b.spec), t(b.params), t(b.actions), bufs),
         "reset_kernel": (t(b.cfg), t(b.params), t(which), t(b.actions), bufs),
+        "mask_rows_kernel": (t(b.masks), t(b.obs), t(b.obs_lay)),
         "sample_kernel": (t(b.masks), t(b.games), t(uniforms), t(b.actions)),
         "sample_seeded_kernel": (t(b.masks), t(b.games), types.int64, t(b.actions)),
     }
@@ -279,7 +286,8 @@ def test_kernels_compile_to_ptx(monkeypatch: pytest.MonkeyPatch) -> None:
                 b = BatchGames(2, variant, observation=observation, autoreset=autoreset, deals="test")
                 for name, sig in kernel_signatures(b).items():
                     signatures.setdefault((name, sig), name)
-    assert sorted(signatures.values()) == ["reset_kernel", "sample_kernel", "sample_seeded_kernel", "step_kernel"]
+    kernels = ["mask_rows_kernel", "reset_kernel", "sample_kernel", "sample_seeded_kernel", "step_kernel"]
+    assert sorted(signatures.values()) == kernels
     for (name, sig), _ in signatures.items():
         ptx, _ = cuda.compile_ptx(getattr(cuda_kernels, name).py_func, sig, cc=(9, 0))
         assert ".visible .entry" in ptx, name
@@ -364,15 +372,14 @@ def test_cuda_resets_and_sampler() -> None:
         out = cuda.device_array(n, dtype=np.int64)
         for _ in range(30):
             u = rng.random(n)
-            gpu.sample_legal(out, cuda.to_device(u))
+            gpu.sample_legal(cuda.to_device(u), out)
             expected = np.zeros(n, dtype=np.int64)
             sample_counted(cpu.masks, cpu.games, u, expected)
             np.testing.assert_array_equal(out.copy_to_host(), expected)
             gpu.step(out)
             cpu.step(expected)
         assert_same(gpu, cpu, f"steps after reset {kwargs}")
-    gpu.sample_legal(out, 123)
-    picked = out.copy_to_host()
+    picked = gpu.sample_legal(123).copy_to_host()  # a new device array
     assert gpu.to_host().masks[np.arange(n), picked].all()
 
 

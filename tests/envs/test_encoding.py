@@ -14,6 +14,7 @@ from reference import reference_observation
 
 from forty_thieves_env import PRESETS, deal, format_position, get_variant, parse_card
 from forty_thieves_env.engine.cards import N_CARDS
+from forty_thieves_env.engine.layout import Cfg
 from forty_thieves_env.envs.observation import (
     FACE_DOWN,
     NO_CARD,
@@ -110,7 +111,8 @@ def test_kernel_is_callable_per_game_from_compiled_code() -> None:
     layout = observation_layout(v, "dict")
     size = max(stop for _, stop, _ in layout.values())
     obs = np.full(len(games) * size, 77, dtype=np.int8)
-    _encode_batch(states, games[0].cfg, obs, observation_lay(layout, len(games), by_field=True))
+    lay = observation_lay(layout, len(games), by_field=True, n_actions=int(games[0].cfg[Cfg.N_ACTIONS]))
+    _encode_batch(states, games[0].cfg, obs, lay)
     fields = observation_fields(v)
     for name, (start, stop, shape) in layout.items():
         block = obs[len(games) * start : len(games) * stop].reshape(len(games), *shape)

@@ -41,7 +41,7 @@ def test_an_unknown_id_is_refused_naming_the_ids() -> None:
 @pytest.mark.parametrize("env_id", ["FortyThieves-Easy-v0", "FortyThieves-Relaxed-v0"])
 def test_the_vector_envs_play_the_ids_rules(env_id: str) -> None:
     rules, _ = id_variant(env_id)
-    venv = make_sb3_vec_env(env_id, n_envs=2, seed=0)
+    venv = make_sb3_vec_env(env_id, num_envs=2, seed=0)
     assert venv.variant == rules
     assert gym.make(env_id).unwrapped.variant == rules
     torch_games = pytest.importorskip("forty_thieves_env.envs.torch_games")

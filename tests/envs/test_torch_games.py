@@ -45,7 +45,7 @@ def test_same_trajectories_as_the_native_vector_env(env_id: str, kwargs: dict, l
         ref_obs, ref_rewards, ref_term, ref_trunc, ref_info = ref.step(actions.numpy())
         assert np.array_equal(rewards.numpy(), ref_rewards)
         assert np.array_equal(terminated.numpy(), ref_term) and np.array_equal(truncated.numpy(), ref_trunc)
-        assert np.array_equal(info["cards"].numpy(), ref_info["cards_on_foundations"])
+        assert np.array_equal(info["cards_on_foundations"].numpy(), ref_info["cards_on_foundations"])
         for i in np.flatnonzero(ref_term | ref_trunc):
             ended += 1
             last = ref_info["final_obs"][i]
@@ -70,8 +70,21 @@ def _compare(obs: object, ref: object) -> None:
         assert np.array_equal(obs.numpy(), ref)
 
 
+def test_info_keys_shared_with_the_gymnasium_env_have_its_names() -> None:
+    env_info = gym.make("FortyThieves-v0").reset(seed=0)[1]
+    games = TorchGames(2, "FortyThieves-v0", seed=0)
+    _, info = games.reset()
+    assert set(env_info) <= set(info), set(env_info) - set(info)  # cards_on_foundations, illegal_action, ...
+    assert info["cards_on_foundations"].tolist() == [env_info["cards_on_foundations"]] * 2 == [0, 0]
+    mask = info["action_mask"]
+    refused = int(torch.nonzero(~mask[0])[0, 0])  # an action outside game 0's mask
+    games.step(torch.tensor([refused, int(torch.nonzero(mask[1])[0, 0])]))
+    assert info["illegal_action"].tolist() == [True, False]
+
+
 def test_tensors_are_views_of_the_live_arrays() -> None:
     games = TorchGames(4, "classic", seed=0)
+    assert games.num_envs == games.num_games == 4  # num_games: the alias kept for older code
     obs, info = games.reset()
     before = obs["waste"].clone()
     ptr = obs["waste"].data_ptr()

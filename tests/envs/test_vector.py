@@ -84,6 +84,29 @@ def test_make_vec_returns_the_native_env_for_every_id() -> None:
         FortyThievesVectorEnv(0)
 
 
+def test_num_envs_is_the_one_word_and_num_games_a_read_only_alias() -> None:
+    from forty_thieves_env.envs.sb3 import make_sb3_vec_env
+
+    b = BatchGames(3, "classic")
+    assert b.num_envs == b.num_games == 3
+    with pytest.raises(AttributeError):
+        b.num_games = 4  # type: ignore[misc]
+    assert BatchGames(num_envs=2).num_envs == 2  # the keyword is num_envs
+    assert native("FortyThieves-v0", 2).num_envs == 2
+    assert make_sb3_vec_env(num_envs=2).num_envs == 2
+    assert make_sb3_vec_env(n_envs=5).num_envs == 5  # SB3's make_vec_env word, kept as an alias
+    assert make_sb3_vec_env().num_envs == 8
+    with pytest.raises(TypeError, match="not both"):
+        make_sb3_vec_env(num_envs=2, n_envs=2)
+
+
+def test_sb3_vec_env_name_is_apart_from_gymnasiums_and_the_old_name_still_imports() -> None:
+    from forty_thieves_env.envs import sb3
+
+    assert sb3.FortyThievesVecEnv is sb3.FortyThievesSB3VecEnv  # the alias kept for older code
+    assert type(sb3.make_sb3_vec_env(num_envs=1)) is sb3.FortyThievesSB3VecEnv
+
+
 def test_engine_import_pulls_in_neither_sb3_nor_torch() -> None:
     run_fresh(
         "import sys, gymnasium as gym, forty_thieves_env",
@@ -436,7 +459,7 @@ def test_sb3_vec_env_matches_dummy_vec_env(env_id: str, kwargs: dict) -> None:
     from forty_thieves_env.envs.sb3 import make_sb3_vec_env
 
     n = 6
-    ours = make_sb3_vec_env(env_id, n_envs=n, seed=5, max_episode_steps=30, **kwargs)
+    ours = make_sb3_vec_env(env_id, num_envs=n, seed=5, max_episode_steps=30, **kwargs)
     ref = DummyVecEnv([lambda: gym.make(env_id, max_episode_steps=30, **kwargs) for _ in range(n)])
     ref.seed(5)
     assert ours.observation_space == ref.observation_space and ours.action_space == ref.action_space
@@ -465,9 +488,9 @@ def test_sb3_vec_env_infos_and_attributes() -> None:
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.monitor import Monitor
 
-    from forty_thieves_env.envs.sb3 import FortyThievesVecEnv
+    from forty_thieves_env.envs.sb3 import FortyThievesSB3VecEnv
 
-    venv = FortyThievesVecEnv(4, "classic", max_episode_steps=5, reward="score")
+    venv = FortyThievesSB3VecEnv(4, "classic", max_episode_steps=5, reward="score")
     venv.seed(0)
     venv.reset()
     assert is_masking_supported(venv)
@@ -529,7 +552,7 @@ def test_maskable_ppo_on_the_native_vec_env(env_id: str, one_torch_thread) -> No
         def step_wait(self):
             return self.venv.step_wait()
 
-    venv = Checked(make_sb3_vec_env(env_id, n_envs=4, seed=0, max_episode_steps=6))
+    venv = Checked(make_sb3_vec_env(env_id, num_envs=4, seed=0, max_episode_steps=6))
     model = MaskablePPO("MultiInputPolicy", venv, n_steps=8, batch_size=32, n_epochs=1, seed=0, verbose=0)
     model.learn(32)
     assert model.num_timesteps == 32

@@ -133,9 +133,9 @@ def test_vector_envs_deal_only_winnable():
     assert set(games.games[:, G_DEAL].tolist()) <= win
     assert set(games.games[:, G_NEXT_DEAL].tolist()) <= win  # the next autoreset deals too
 
-    from forty_thieves_env.envs.sb3 import FortyThievesVecEnv
+    from forty_thieves_env.envs.sb3 import FortyThievesSB3VecEnv
 
-    venv = FortyThievesVecEnv(3, "classic", winnable_only=True)
+    venv = FortyThievesSB3VecEnv(3, "classic", winnable_only=True)
     assert set(venv.batch.deals.tolist()) == set(winnable_deals("classic").tolist())
     venv.seed(3)
     venv.reset()

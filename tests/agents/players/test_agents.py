@@ -71,6 +71,11 @@ def test_registry_builds_every_agent():
         assert agent.observation in ("dict", "oracle")
     with pytest.raises(ValueError, match="unknown agent"):
         make_agent("nobody", "classic")
+    # ppo is in the registry from the start (nothing needs to register it before make_agent("ppo")).
+    from agents.players.base import agent_class
+    from agents.players.ppo import PPOAgent
+
+    assert agent_class("ppo") is PPOAgent
     with pytest.raises(ValueError, match="unknown heuristic weight"):
         make_agent("heuristic", "classic", weights={"nonsense": 1.0})
 

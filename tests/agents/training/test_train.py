@@ -229,7 +229,6 @@ def test_asymmetric_critic_trains_from_init_model_and_plays_as_a_player(run: Pat
     table starts fresh); the trained model plays as a ``dict`` player, batched and game by game."""
     from agents.evaluation.evaluate import evaluate
     from agents.players.base import make_agent
-    from agents.players.ppo import ensure_registered
 
     lines: list[str] = []
     src = checkpoints(run)[0]
@@ -249,7 +248,6 @@ def test_asymmetric_critic_trains_from_init_model_and_plays_as_a_player(run: Pat
     src_params = MaskablePPO.load(src).policy.state_dict()
     start = MaskablePPO.load(checkpoints(asym)[0]).policy.state_dict()
     assert set(start) - set(src_params) == {k for k in start if "stock_table" in k}
-    ensure_registered()
     agent = make_agent("ppo", "classic", model=str(asym / "final_model.zip"), deterministic=False, seed=0)
     assert agent.observation == "dict"  # fair: it plays from a player's observation
     rows = {}
