@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -106,3 +108,47 @@ def test_cleanrl_ppo_masks_illegal_logits() -> None:
     envs.close()
     assert isinstance(envs.single_action_space, gym.spaces.Discrete)
 
+
+def _zoo(tmp_path: Path, algo: str) -> subprocess.CompletedProcess[str]:
+    """examples/zoo_ppo_mask.py for 512 steps on Relaxed, the env raising at any illegal move."""
+    conf = tmp_path / "hyperparams.yml"
+    conf.write_text(
+        "FortyThieves-Relaxed-v0:\n  policy: MultiInputPolicy\n  n_envs: 2\n  n_timesteps: 512\n"
+        "  n_steps: 128\n  batch_size: 128\n  n_epochs: 1\n"
+    )
+    args = ["--algo", algo, "--env", "FortyThieves-Relaxed-v0", "--gym-packages", "forty_thieves_env"]
+    args += ["--conf-file", str(conf), "-f", str(tmp_path / "logs"), "--eval-freq", "-1", "--seed", "1"]
+    args += ["--env-kwargs", "illegal_action:'raise'", "--num-threads", "1", "--verbose", "0"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    script = str(ROOT / "examples" / "zoo_ppo_mask.py")
+    return subprocess.run([sys.executable, script, *args], capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_rl_zoo3_ppo_mask_takes_no_illegal_move(tmp_path: Path) -> None:
+    """MaskablePPO through the zoo trains with the env raising at any illegal move; the zoo's
+    plain PPO (no mask) on the same settings meets that error, so the check can fail."""
+    pytest.importorskip("rl_zoo3")
+    masked = _zoo(tmp_path / "masked", "ppo_mask")
+    assert masked.returncode == 0, masked.stderr[-3000:]
+    run = tmp_path / "masked" / "logs" / "ppo_mask" / "FortyThieves-Relaxed-v0_1"
+    assert (run / "FortyThieves-Relaxed-v0.zip").is_file()
+    plain = _zoo(tmp_path / "plain", "ppo")
+    assert plain.returncode != 0 and "IllegalMoveError" in plain.stderr
+
+
+def test_torchrl_ppo_takes_no_illegal_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/torchrl_ppo.py counts no illegal move in two tiny batches; with the mask taken
+    out of its distribution the same count sees them, so the check can fail."""
+    pytest.importorskip("torchrl")
+    example = _load_example("torchrl_ppo")
+    args = ["--frames", "1024", "--num-envs", "4", "--steps", "128", "--minibatch", "256", "--hidden", "32"]
+    assert example.main(args)["illegal"] == 0
+
+    from torchrl.modules import OneHotCategorical
+
+    class Unmasked(OneHotCategorical):
+        def __init__(self, logits, mask=None, **kwargs):
+            super().__init__(logits=logits)
+
+    monkeypatch.setattr(example, "MaskedOneHotCategorical", Unmasked)
+    assert example.main(args)["illegal"] > 0
