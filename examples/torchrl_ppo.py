@@ -20,7 +20,7 @@ from gymnasium.vector import AutoresetMode
 from tensordict.nn import TensorDictModule
 from torch import nn
 from torchrl.collectors import Collector
-from torchrl.data import Binary
+from torchrl.data import Binary, Categorical
 from torchrl.envs import GymWrapper
 from torchrl.envs.libs.gym import default_info_dict_reader
 from torchrl.modules import MaskedOneHotCategorical, ProbabilisticActor, ValueOperator
@@ -36,7 +36,7 @@ def make_env(env_id: str, num_envs: int) -> GymWrapper:
     n = venv.single_action_space.n
     spec = {
         "action_mask": Binary(n=n, shape=(num_envs, n), dtype=torch.bool),
-        "illegal_action": Binary(n=1, shape=(num_envs, 1), dtype=torch.bool),
+        "illegal_action": Categorical(n=2, shape=(num_envs,), dtype=torch.bool),
     }
     env.set_info_dict_reader(default_info_dict_reader(list(spec), spec=spec))
     return env
@@ -86,8 +86,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     loss_module = ClipPPOLoss(actor, critic, clip_epsilon=0.2, entropy_coeff=0.01)
     optim = torch.optim.Adam(loss_module.parameters(), lr=args.lr)
     collector = Collector(
-        env, actor, frames_per_batch=args.num_envs * args.steps, total_frames=args.frames, device="cpu"
-    )
+        env, actor, frames_per_batch=args.num_envs * args.steps, total_frames=args.frames, device="cpu",
+        auto_register_policy_transforms=False,  # the actor keeps no state between steps
+    )  # fmt: skip
 
     illegal = episodes = wins = frames = 0
     for i, data in enumerate(collector):

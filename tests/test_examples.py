@@ -111,6 +111,7 @@ def test_cleanrl_ppo_masks_illegal_logits() -> None:
 
 def _zoo(tmp_path: Path, algo: str) -> subprocess.CompletedProcess[str]:
     """examples/zoo_ppo_mask.py for 512 steps on Relaxed, the env raising at any illegal move."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     conf = tmp_path / "hyperparams.yml"
     conf.write_text(
         "FortyThieves-Relaxed-v0:\n  policy: MultiInputPolicy\n  n_envs: 2\n  n_timesteps: 512\n"
