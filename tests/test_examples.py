@@ -98,7 +98,7 @@ def test_cleanrl_ppo_masks_illegal_logits() -> None:
     agent = example.Agent(envs)
     mask = torch.from_numpy(info["action_mask"])
     scores = agent.scores
-    agent.scores = lambda o: (scores(o)[0] + 1e6 * (~mask), scores(o)[1])  # push every illegal move up
+    agent.scores = lambda o: scores(o) + 1e6 * (~mask)  # push every illegal move up
     with torch.no_grad():
         obs_t = example.to_torch(obs)
         for _ in range(20):
