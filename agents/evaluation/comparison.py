@@ -15,10 +15,16 @@ reports, for the deals they share:
   Different seeds' models play independently on a given deal, so under "equally good" every
   discordant (pair, deal) is its own fair coin and the pooled test is exact too.
 
-Groups: ``--group NAME=a.json,b.json`` names one (repeatable); a file given plainly joins
-the group of its label: the ``--label`` it was evaluated with, else its agent name and
-options (``ppo deterministic=False``; models differ between seeds, so ``model`` is not part
-of it). An evaluate ``--out`` folder stands for its ``results.json``.
+Groups: ``--group NAME=a.json,b.json`` names one (repeatable): the only way to join files of
+different models or settings (a recipe's training seeds). A file given plainly joins the
+files that played with the same agent, the same **model** and the same options that change
+play: one agent with one model (``ppo model=classic``, ``ppo model=runs/a deterministic=False``).
+The model is told apart by the digest ``evaluate`` records (``model_sha256``: a run folder and
+its ``best_model.zip`` are one model, a model retrained in place is another), else by the
+path as given. The group's name is the ``--label`` it was evaluated with, else the agent, its
+model and those options; files of one label that differ in model or options are separate
+groups named by both, and the report says so. Two groups that share deals always get the
+paired test (McNemar) below. An evaluate ``--out`` folder stands for its ``results.json``.
 
 Refused, with the files named: files of different variants or move caps, files of one group
 that played different deals (a group's seeds must be comparable), groups that share no deal,
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,8 +43,8 @@ from typing import Any
 
 from .statistics import N_BOOT, McNemarResult, mcnemar, seed_statistics, wilson_interval
 
-#: Agent options left out of a file's default label: they do not change what the agent is.
-NOT_IN_LABEL = frozenset({"model", "seed", "threads", "device", "batched", "batch_size"})
+#: Agent options that do not change how the agent plays: left out of a file's group.
+NOT_PLAY = frozenset({"seed", "threads", "device", "batched", "batch_size"})
 
 
 @dataclass
@@ -55,15 +62,37 @@ class ResultsFile:
     won: dict[int, bool]
 
     @property
-    def label(self) -> str:
-        """The group a plain file joins: its evaluate ``--label``, else its agent name and the
-        options that change how it plays (not ``model``: files of one agent with different
-        models are taken for its training seeds)."""
-        if self.settings.get("label"):
-            return str(self.settings["label"])
+    def agent(self) -> str:
+        return str(self.settings.get("agent") or self.path.stem)
+
+    @property
+    def model(self) -> str | None:
+        """The model as ``evaluate --model`` was given it (normalised as a path), or None."""
+        model = (self.settings.get("agent_options") or {}).get("model")
+        return None if model is None else os.path.normpath(str(model))
+
+    @property
+    def play_options(self) -> list[str]:
+        """``key=value`` of the agent options that change play, ``model`` aside, sorted."""
         options = self.settings.get("agent_options") or {}
-        shown = [f"{k}={v}" for k, v in sorted(options.items()) if k not in NOT_IN_LABEL]
-        return " ".join([str(self.settings.get("agent") or self.path.stem), *shown])
+        return [f"{k}={v}" for k, v in sorted(options.items()) if k not in NOT_PLAY and k != "model"]
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What a plain file's group is: its label, agent, model (digest, else path) and play options."""
+        model = self.settings.get("model_sha256") or self.model
+        return (self.settings.get("label") or None, self.agent, model, tuple(self.play_options))
+
+    @property
+    def description(self) -> str:
+        """The agent, its model and its play options: ``ppo model=runs/a deterministic=False``."""
+        model = [] if self.model is None else [f"model={self.model}"]
+        return " ".join([self.agent, *model, *self.play_options])
+
+    @property
+    def label(self) -> str:
+        """A plain file's group name: its evaluate ``--label``, else :attr:`description`."""
+        return str(self.settings.get("label") or self.description)
 
     @property
     def deals(self) -> frozenset[int]:
@@ -72,6 +101,14 @@ class ResultsFile:
     def describe_deals(self) -> str:
         d = sorted(self.won)
         return f"{len(d)} deals, {d[0]}..{d[-1]}"
+
+
+class Groups(dict[str, list[ResultsFile]]):
+    """Group name -> its files, in order, with :attr:`notes` on how plain files were grouped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.notes: list[str] = []
 
 
 def load_results(path: str | Path) -> ResultsFile:
@@ -101,23 +138,33 @@ def load_results(path: str | Path) -> ResultsFile:
     return ResultsFile(p, dict(data.get("settings") or {}), won)
 
 
-def group_files(files: Sequence[str | Path], groups: Sequence[str] = ()) -> dict[str, list[ResultsFile]]:
+def group_files(files: Sequence[str | Path], groups: Sequence[str] = ()) -> Groups:
     """Read and group the files: ``groups`` entries ``NAME=a.json,b.json`` first, then the
-    plain ``files`` by label (see the module docstring); group and file order as given.
+    plain ``files`` by :attr:`ResultsFile.key` (see the module docstring); group and file
+    order as given.
 
     Raises:
-        ValueError: A malformed ``--group``, no file, or a file given twice.
+        ValueError: A malformed ``--group``, no file, a file given twice, or a plain file's
+            group named like a ``--group``.
     """
-    out: dict[str, list[ResultsFile]] = {}
+    out = Groups()
     for spec in groups:
         name, sep, paths = spec.partition("=")
         parts = [s.strip() for s in paths.split(",") if s.strip()]
         if not sep or not name.strip() or not parts:
             raise ValueError(f"--group must look like NAME=a.json,b.json, got {spec!r}")
         out.setdefault(name.strip(), []).extend(load_results(s) for s in parts)
+    plain: dict[tuple[Any, ...], list[ResultsFile]] = {}
     for path in files:
         r = load_results(path)
-        out.setdefault(r.label, []).append(r)
+        plain.setdefault(r.key, []).append(r)
+    for name, members in _name_plain_groups(list(plain.values()), out.notes).items():
+        if name in out:
+            raise ValueError(
+                f"{members[0].path} would form a group named {name!r}, which --group names too: "
+                f"give it in that --group to join it, or evaluate it with another --label"
+            )
+        out[name] = members
     seen: dict[Path, str] = {}
     for name, members in out.items():
         for r in members:
@@ -128,6 +175,35 @@ def group_files(files: Sequence[str | Path], groups: Sequence[str] = ()) -> dict
     if not seen:
         raise ValueError("no results files to compare")
     return out
+
+
+def _name_plain_groups(buckets: list[list[ResultsFile]], notes: list[str]) -> dict[str, list[ResultsFile]]:
+    """Name each bucket of plain files (one key each): its label, else its description; a
+    label (or description) shared by several buckets names each with its description (then
+    with its model's digest), and ``notes`` says which files a label did not join."""
+    named: dict[str, list[ResultsFile]] = {}
+    by_label: dict[str, list[list[ResultsFile]]] = {}
+    for b in buckets:
+        by_label.setdefault(b[0].label, []).append(b)
+    for label, same in by_label.items():
+        if len(same) == 1:
+            named[label] = same[0]
+            continue
+        names = [b[0].description if b[0].settings.get("label") is None else f"{label} ({b[0].description})"
+                 for b in same]  # fmt: skip
+        if len(set(names)) < len(names):  # one path, different digests: a model retrained in place
+            names = [f"{n} {_digest(b[0])}" for n, b in zip(names, same, strict=True)]
+        named.update(zip(names, same, strict=True))
+        notes.append(
+            f"{sum(len(b) for b in same)} files named {label!r} played different models or options: "
+            f"{len(same)} groups (--group NAME=a.json,b.json joins them, e.g. a recipe's seeds)"
+        )
+    return named
+
+
+def _digest(r: ResultsFile) -> str:
+    sha = r.settings.get("model_sha256")
+    return f"sha256 {sha[:12]}" if sha else "(no digest)"
 
 
 def check_comparable(groups: dict[str, list[ResultsFile]]) -> None:
@@ -172,6 +248,7 @@ def compare(
                     "group": name,
                     "path": str(r.path),
                     "agent": r.settings.get("agent"),
+                    "model": r.model,
                     "seed": r.settings.get("seed"),
                     "deals": n,
                     "wins": wins,
@@ -207,7 +284,8 @@ def compare(
             )
     variant = next(iter(groups.values()))[0].settings.get("variant")
     settings = {"variant": variant, "n_boot": int(n_boot), "seed": int(seed), "confidence": float(confidence)}
-    return {"settings": settings, "files": files, "groups": summary, "mcnemar": tests}
+    notes = list(getattr(groups, "notes", []))
+    return {"settings": settings, "notes": notes, "files": files, "groups": summary, "mcnemar": tests}
 
 
 def _mcnemar_dict(r: McNemarResult) -> dict[str, Any]:
@@ -235,7 +313,8 @@ def format_report(report: dict[str, Any]) -> str:
     """The tables ``forty-thieves compare`` prints."""
     cfg = report["settings"]
     level = f"{100 * cfg['confidence']:g} %"
-    parts = [f"{cfg['variant']}: files (wins / deals, Wilson 95 %)"]
+    parts = [f"note: {n}" for n in report.get("notes", [])]
+    parts.append(f"{cfg['variant']}: files (wins / deals, Wilson 95 %)")
     parts.append(
         _table(
             ["group", "file", "eval seed", "won", "win rate", "Wilson 95 %"],

@@ -223,10 +223,25 @@ def evaluate(
         "workers": workers,
         "max_moves": int(max_moves),
         "agent_options": agent_kwargs,
+        **model_record(agent_kwargs),
     }
     if ray is not None:
         settings["ray"] = ray
     return _with_env_id(Evaluation(settings, summarise(results, wall), results), env_id, env_kwargs)
+
+
+def model_record(agent_kwargs: dict[str, Any]) -> dict[str, str]:
+    """The file a ``model`` option named and its SHA-256 (``forty-thieves compare`` groups by
+    the digest: one model however its path was written, a model retrained in place another);
+    nothing without a ``model``. Called after the agent loaded it, so it resolves."""
+    if agent_kwargs.get("model") is None:
+        return {}
+    import hashlib
+
+    from agents.players.shipped import resolve_model
+
+    path = resolve_model(agent_kwargs["model"])[0]
+    return {"model_file": str(path), "model_sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
 
 
 def _with_env_id(evaluation: Evaluation, env_id: str | None, env_kwargs: dict[str, Any]) -> Evaluation:
@@ -294,6 +309,7 @@ def _evaluate_batched(
         "workers": 1,
         "max_moves": int(max_moves),
         "agent_options": agent_kwargs,
+        **model_record(agent_kwargs),
         "batched": True,
         "batch_size": min(batch_size, len(deal_list)),
     }

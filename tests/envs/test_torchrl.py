@@ -1,6 +1,6 @@
-"""TorchRL as its users reach for it (docs/torchrl.md): ``GymEnv`` by id and ``GymWrapper`` of the native vector
-env pass ``check_env_specs``, and with the action mask read into the tensordict and TorchRL's ``ActionMask``
-transform a random rollout plays only legal moves."""
+"""TorchRL as its users reach for it (docs/recipes.md, "TorchRL"): ``GymEnv`` by id and ``GymWrapper`` of the
+native vector env pass ``check_env_specs``, and with the action mask read into the tensordict and TorchRL's
+``ActionMask`` transform a random rollout plays only legal moves."""
 
 from __future__ import annotations
 

@@ -119,19 +119,77 @@ def test_evaluate_label_is_stored(tmp_path: Path) -> None:
     assert load_results(out).label == "mine"
 
 
-def test_default_labels(tmp_path: Path) -> None:
-    greedy = _write(tmp_path / "g1", {1})
-    greedy2 = _write(tmp_path / "g2", {2})
-    sampled = _write(tmp_path / "s", {1, 2})
-    data = json.loads(sampled.read_text())
-    data["settings"]["agent_options"] = {"model": "runs/x/best_model.zip", "deterministic": False, "threads": 1}
-    sampled.write_text(json.dumps(data))
-    for path, model in ((greedy, "runs/a"), (greedy2, "runs/b")):
-        data = json.loads(path.read_text())
-        data["settings"]["agent_options"] = {"model": model}
-        path.write_text(json.dumps(data))
-    groups = group_files([greedy, sampled, greedy2])
+def _options(path: Path, **settings) -> Path:
+    """Set ``settings`` (``agent_options``, ``model_sha256``, ``label``) in a written results file."""
+    data = json.loads(path.read_text())
+    data["settings"].update(settings)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_default_groups_are_one_agent_with_one_model(tmp_path: Path) -> None:
+    a = _options(_write(tmp_path / "g1", {1}), agent_options={"model": "runs/a"})
+    b = _options(_write(tmp_path / "g2", {2}), agent_options={"model": "runs/b"})
+    a_again = _options(_write(tmp_path / "g3", {1, 3}, seed=1), agent_options={"model": "./runs/a/", "threads": 1})
+    sampled = _options(
+        _write(tmp_path / "s", {1, 2}), agent_options={"model": "runs/a", "deterministic": False, "threads": 1}
+    )
+    groups = group_files([a, sampled, b, a_again])
     assert {k: [r.path for r in v] for k, v in groups.items()} == {
-        "ppo": [greedy, greedy2],  # two models of one agent: two seeds
-        "ppo deterministic=False": [sampled],
+        "ppo model=runs/a": [a, a_again],  # one model, another eval seed: threads do not change play
+        "ppo model=runs/a deterministic=False": [sampled],
+        "ppo model=runs/b": [b],
     }
+    assert groups.notes == []
+
+
+def test_two_models_are_two_groups_with_mcnemar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's case: the shipped classic model and a fresh run, both as agent ppo."""
+    shipped = _options(_write(tmp_path / "ppo", set(range(1, 9))), agent_options={"model": "classic"})
+    tiny = _options(_write(tmp_path / "tiny", {1, 2}), agent_options={"model": "runs/tiny"})
+    assert main(["compare", str(tmp_path / "ppo"), str(tmp_path / "tiny"), "--json", str(tmp_path / "c.json")]) == 0
+    text = capsys.readouterr().out
+    report = json.loads((tmp_path / "c.json").read_text())
+    groups = [(g["group"], g["seeds"]) for g in report["groups"]]
+    assert groups == [("ppo model=classic", 1), ("ppo model=runs/tiny", 1)]
+    ((pair,),) = [t["pairs"] for t in report["mcnemar"]]
+    assert (pair["a_only"], pair["b_only"], pair["both"], pair["neither"]) == (6, 0, 2, 12)
+    assert pair["pvalue"] == pytest.approx(2 / 64)
+    assert "McNemar" in text and "seed pair 1" in text and "0.0312" in text
+    # --group still joins them, as one recipe's seeds would be: then nothing to pair.
+    joined = compare(group_files([], [f"both={shipped},{tiny}"]), n_boot=50)
+    assert [g["seeds"] for g in joined["groups"]] == [2] and joined["mcnemar"] == []
+
+
+def test_model_digest_decides(tmp_path: Path) -> None:
+    """evaluate's ``model_sha256``: a folder and its zip are one model; a model retrained in place is another."""
+    folder = _options(_write(tmp_path / "f", {1}), agent_options={"model": "runs/a"}, model_sha256="ab" * 32)
+    zipped = _options(
+        _write(tmp_path / "z", {1, 2}), agent_options={"model": "runs/a/best_model.zip"}, model_sha256="ab" * 32
+    )
+    retrained = _options(_write(tmp_path / "r", {3}), agent_options={"model": "runs/a"}, model_sha256="cd" * 32)
+    groups = group_files([folder, zipped, retrained])
+    assert {k: [r.path for r in v] for k, v in groups.items()} == {
+        "ppo model=runs/a sha256 abababababab": [folder, zipped],
+        "ppo model=runs/a sha256 cdcdcdcdcdcd": [retrained],
+    }
+    assert len(groups.notes) == 1 and "3 files named 'ppo model=runs/a'" in groups.notes[0]
+
+
+def test_a_label_does_not_join_different_models(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    one = _options(_write(tmp_path / "one", {1}), label="mine", agent_options={"model": "runs/a"})
+    two = _options(_write(tmp_path / "two", {2}), label="mine", agent_options={"model": "runs/b"})
+    same = _options(_write(tmp_path / "same", {1, 2}, seed=3), label="mine", agent_options={"model": "runs/a"})
+    groups = group_files([one, two, same])
+    assert {k: [r.path for r in v] for k, v in groups.items()} == {
+        "mine (ppo model=runs/a)": [one, same],
+        "mine (ppo model=runs/b)": [two],
+    }
+    assert main(["compare", str(one), str(two), str(same)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("note: 3 files named 'mine' played different models or options: 2 groups")
+    # A label shared by files of one model is one group, named by the label.
+    assert list(group_files([one, same])) == ["mine"]
+    # A plain file's group may not take a --group's name silently.
+    with pytest.raises(ValueError, match=r"'mine'.*--group names too"):
+        group_files([same], [f"mine={two}"])

@@ -249,3 +249,29 @@ def test_play_policy_refuses_a_policy_of_other_options() -> None:
         play_policy(_live_policy(), "maria", [1], seed=0, deterministic=True)  # 9 columns
     with pytest.raises(ValueError, match="temperature"):
         play_policy(_live_policy(), "classic", [1], seed=0, deterministic=False, temperature=0.0)
+
+
+def test_results_name_the_model_and_compare_keeps_models_apart(
+    dict_model: Path, flat_model: Path, tmp_path: Path
+) -> None:
+    """evaluate records the model's digest (both paths); compare makes one group per model and pairs them."""
+    import hashlib
+    import shutil
+
+    from agents.evaluation.comparison import compare, group_files
+
+    copy = tmp_path / "copy" / "dict.zip"
+    copy.parent.mkdir()
+    shutil.copy(dict_model, copy)
+    base = ["evaluate", "--agent", "ppo", "--deals", "1-4", "--max-moves", "40", "--quiet"]
+    runs = {"dict": (dict_model, []), "copy": (copy, ["--opt", "batched=false", "--workers", "1"]),
+            "flat": (flat_model, [])}  # fmt: skip
+    for name, (model, extra) in runs.items():
+        assert main([*base, "--model", str(model), *extra, "--out", str(tmp_path / name)]) == 0
+        settings = json.loads((tmp_path / name / "results.json").read_text())["settings"]
+        assert settings["model_sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+        assert settings["model_file"] == str(model)
+    groups = group_files([tmp_path / "dict", tmp_path / "flat", tmp_path / "copy"])
+    assert [(k, len(v)) for k, v in groups.items()] == [(f"ppo model={dict_model}", 2), (f"ppo model={flat_model}", 1)]
+    ((pair,),) = [t["pairs"] for t in compare(groups, n_boot=20)["mcnemar"]]
+    assert pair["shared_deals"] == 4
