@@ -129,7 +129,8 @@ def test_a_documented_command_trains_or_is_refused_before_the_run_folder(
 ) -> None:
     # "auto" means the cluster this machine joined, or any Ray running here (another test's, in
     # parallel): point it at a port where none answers, as on a machine that joined none.
-    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:9")
+    if "ray_address=auto" in command:
+        monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:9")
     runs = tmp_path / "runs"
     resumed = None
     if "--resume" in command:
