@@ -121,7 +121,7 @@ def format_info(s: dict[str, Any]) -> str:
         f"(Wilson 95 % {lo:.1%}-{hi:.1%}), {s['mean_home']:.1f} cards home, {s['cut']} cut",
         f"  positions   {n:,} ({s['mean_length']:.0f} a game): decisive {s['decisive']:,} = {share('decisive')}, "
         f"searched {s['searched']:,} = {share('searched')}",
-        f"  cost        {s['seconds_per_game']:.2f} CPU s a game; {s['bytes'] / 1e6:.2f} MB on disk, "
+        f"  cost        {s['seconds_per_game']:.3g} CPU s a game; {s['bytes'] / 1e6:.2f} MB on disk, "
         f"{s['bytes'] / 1e3 / max(n, 1):.3f} MB per 1000 positions",
     ]
     return "\n".join(lines)
