@@ -159,6 +159,7 @@ ARGS = {
     "winnability": ["solved"],
     "train": ["configs/ppo.yaml"],
     "ship": ["runs/x", "--name", "x"],
+    "dataset": ["info", "data"],
 }
 
 

@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "agents.training.shipping",
         "ship a run's model into agents/models/NAME.zip (+ NAME.json): --model NAME plays it",
     ),
+    "dataset": (
+        "agents.datasets.command",
+        "demonstration data sets: collect a teacher's games with its votes (resumable), info",
+    ),
     "bench": (
         "agents.bench.command",
         "steps/s of the env (single, SyncVectorEnv, native vector) and MaskablePPO training fps",
@@ -62,6 +66,7 @@ COMMAND_EXTRAS: dict[str, str] = {
     "winnability": "eval",
     "train": "train",
     "ship": "train",
+    "dataset": "eval",
 }
 
 

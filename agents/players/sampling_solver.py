@@ -40,6 +40,20 @@ per game ``game_nodes`` positions over all solves and optionally ``game_seconds`
 of the agent's own time. Once a game's budget is spent the live lines are still followed
 and otherwise the heuristic plays on. With a seconds budget the play depends on the
 machine's speed.
+
+**What a decision was made from.** After each :meth:`~SamplingSolverAgent.act` the agent keeps
+the figures of that decision (they change nothing in play; a demonstration data set records
+them, :mod:`agents.datasets`):
+
+* ``last_votes``: ``{move: votes}``, the winning lines' votes the move was picked from (live
+  lines and fresh solves); empty where no sampled line won or no world was consulted (then the
+  heuristic's move, or the policy's for the ``guided_solver``, was played). With no hidden card
+  left, the one line of the real position: ``{move: 1}``.
+* ``last_samples``: the sampled worlds consulted: live lines plus fresh solves (1 for the real
+  position with no hidden card; 0 where the move was played without looking at any world).
+* ``last_searched``: whether a solve ran for this decision (False: the only legal move, a safe
+  card home, a decision that did not matter, live lines alone, or the budget was spent).
+* ``last_exact``: whether nothing was hidden, so the decision was made on the real position.
 """
 
 from __future__ import annotations
@@ -160,11 +174,21 @@ class SamplingSolverAgent(HeuristicAgent):
         self.nodes = 0
         self.seconds = 0.0
         self.reused = 0
+        self._clear_last()
+
+    def _clear_last(self) -> None:
+        #: What the last decision was made from (see the module docstring).
+        self.last_votes: dict[int, int] = {}
+        self.last_samples = 0
+        self.last_searched = False
+        self.last_exact = False
 
     # ---------------------------------------------------------------------- decisions
 
     def act(self, observation: Observation, action_mask: np.ndarray) -> int:
         self._t0 = time.process_time()
+        self._clear_last()
+        solves = self.solves
         self._recall.update(observation)
         best, s, mask, tie_seed = self._choose(observation, action_mask, check_all=True)
         progress = (int(observation["foundations"].sum()), int(observation["counts"][0]), int(observation["counts"][1]))
@@ -172,6 +196,7 @@ class SamplingSolverAgent(HeuristicAgent):
         self._progress = progress
         move = self._decide(observation, best, s, mask, tie_seed)
         self._advance(move)
+        self.last_searched = self.solves > solves
         self.seconds += time.process_time() - self._t0
         return move
 
@@ -190,6 +215,7 @@ class SamplingSolverAgent(HeuristicAgent):
         if hidden == (0 if known is None else len(known)):
             return self._decide_exact(observation, best, known)
         votes = self._live_votes()
+        self.last_samples = len(self._lines)
         if votes:
             self.reused += 1
         sensible = [a for a in order if self._scores[a] > POINTLESS]
@@ -204,6 +230,7 @@ class SamplingSolverAgent(HeuristicAgent):
                 if self._spent():
                     break
                 self._det.fill(observation, self._sample, self.rng, known)
+                self.last_samples += 1
                 if self.mode == "root":
                     self._solve_root(self._sample, votes)
                 else:
@@ -225,12 +252,14 @@ class SamplingSolverAgent(HeuristicAgent):
 
     def _decide_exact(self, observation: Observation, best: int, known: np.ndarray | None) -> int:
         """No hidden card: the one position there is gets one solve with every sample's budget."""
+        self.last_exact = True
         if self._lines:  # a live line's world is now the real position: a sure win
             self._lines[0].sure = True
-            return self._lines[0].move
+            return self._last_line(self._lines[0].move)
         if self._lost or self._spent():
             return int(best)
         self.searched += 1
+        self.last_samples = 1
         self._det.fill(observation, self._sample, None, known)
         verdict, moves = self._solve(self._sample, self.samples * self.nodes_per_solve)
         if verdict == "lost":
@@ -238,10 +267,16 @@ class SamplingSolverAgent(HeuristicAgent):
         if not moves:
             return int(best)
         self._lines = [Line(self._sample.copy(), moves, sure=True)]
-        return moves[0]
+        return self._last_line(moves[0])
+
+    def _last_line(self, move: int) -> int:
+        """Record the real position's one winning line as the decision's vote; return its move."""
+        self.last_votes, self.last_samples = {int(move): 1}, 1
+        return move
 
     def _pick(self, votes: dict[int, int], order: list[int], best: int) -> int:
         """The move with the most votes, ties in the heuristic's order; no vote: ``best``."""
+        self.last_votes = dict(votes)
         if not votes:
             return int(best)
         rank = {a: i for i, a in enumerate(order)}
