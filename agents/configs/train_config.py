@@ -89,6 +89,10 @@ class Imitation(Strict):
     beta: float = Field(0.0, ge=0, le=1)  # share of moves the teacher plays in a DAgger round
     idle_cut: int = Field(100, ge=1)  # end a game after this many moves without a card home or stock turn
     workers: int = Field(2, ge=1)  # processes playing the games
+    # A data set folder (forty-thieves dataset collect) whose first `games` games are the teacher's (null: play them).
+    dataset: str | None = None
+    targets: Literal["move", "votes"] = "move"  # votes: the vote shares where a search teacher's votes split
+    decisive_weight: float = Field(1.0, ge=0)  # loss weight of the positions where a sampled line won
 
 
 class RunConfig(Strict):

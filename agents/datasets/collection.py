@@ -1,6 +1,6 @@
 """Collecting a teacher's games into a data set folder, in chunks that each finish whole.
 
-:func:`collect` plays ``games`` training deals (:func:`agents.training.imitation.training_deals`
+:func:`collect` plays ``games`` training deals (:func:`agents.datasets.demonstrations.training_deals`
 of the seed) with a registered agent, the *teacher*, on the player's ``Dict`` observation, each
 game's teacher seeded with :func:`agents.evaluation.games.agent_seed` of the seed and the deal:
 a game depends on ``(settings, deal)`` only, whichever worker plays it. Every position is
@@ -221,8 +221,9 @@ def collect(
     """
     from agents.players.base import agent_class, registered_targets
     from agents.sweeps.pool import run_jobs, worker_count
-    from agents.training.imitation import training_deals
     from forty_thieves_env.envs.registration import MAX_EPISODE_STEPS
+
+    from .demonstrations import training_deals
 
     resolved = resolve_env(env)
     options = dict(teacher_options or {})

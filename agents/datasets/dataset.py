@@ -1,5 +1,5 @@
 """Reading a data set: a flat view of its positions, an episode view of its games, and the
-imitation's :class:`~agents.training.imitation.Demonstrations`.
+imitation's :class:`~agents.datasets.demonstrations.Demonstrations`.
 
 ::
 
@@ -236,21 +236,34 @@ class Dataset:
             yield self.episode(g)
 
     # ------------------------------------------------------------------- conversions
-    def to_demonstrations(self, gamma: float) -> Any:
-        """The :class:`agents.training.imitation.Demonstrations` of every position, for
-        :func:`agents.training.imitation.clone` (returns discounted with ``gamma``; actions
-        and game figures widened to int64 as the imitation's collection gives them)."""
-        from agents.training.imitation import Demonstrations
+    def to_demonstrations(self, gamma: float, games: int | None = None) -> Any:
+        """The :class:`agents.datasets.demonstrations.Demonstrations` of the first ``games`` games (all
+        when None), for :func:`agents.training.imitation.clone`: returns discounted with ``gamma``,
+        actions and game figures widened to int64 as the imitation's collection gives them, the
+        decisive flags, and the vote shares of the positions whose votes split between moves.
 
+        Raises:
+            ValueError: more games asked for than the data set holds.
+        """
+        from .demonstrations import Demonstrations
+
+        n_games = self.n_games if games is None else int(games)
+        if not 0 < n_games <= self.n_games:
+            raise ValueError(f"{self.folder} holds {self.n_games} games, not {n_games}")
+        n = int(self.games["length"][:n_games].sum())  # its positions come first
+        split = np.flatnonzero(self.positions["vote_n"][:n] > 1)  # votes for more than one move
         return Demonstrations(
-            obs={f: v for f, v in self.obs.items()},
-            masks=self.positions["mask"],
-            actions=self.positions["action"].astype(np.int64),
-            returns=self.returns(gamma),
-            games=self.games["deal"].astype(np.int64),
-            won=self.games["won"].copy(),
-            home=self.games["home"].astype(np.int64),
-            lengths=self.games["length"].astype(np.int64),
+            obs={f: v[:n] for f, v in self.obs.items()},
+            masks=self.positions["mask"][:n],
+            actions=self.positions["action"][:n].astype(np.int64),
+            returns=self.returns(gamma)[:n],
+            games=self.games["deal"][:n_games].astype(np.int64),
+            won=self.games["won"][:n_games].copy(),
+            home=self.games["home"][:n_games].astype(np.int64),
+            lengths=self.games["length"][:n_games].astype(np.int64),
+            decisive=self.decisive[:n].copy(),
+            soft_rows=split.astype(np.int64),
+            soft_targets=self.soft_targets(split),
         )
 
     def summary(self) -> dict[str, Any]:

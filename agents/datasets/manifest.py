@@ -43,7 +43,7 @@ class Settings:
         teacher_options: Its constructor options (``seed`` excepted: it is seeded per deal).
         env_id: The env played (its rules and reward), with the player's ``Dict`` observation.
         env_kwargs: Options on top of the id (a variant option such as ``redeals=1``).
-        seed: Draws the deals (:func:`agents.training.imitation.training_deals`) and seeds the
+        seed: Draws the deals (:func:`agents.datasets.demonstrations.training_deals`) and seeds the
             teacher per deal (:func:`agents.evaluation.games.agent_seed`).
         games: Games (deals) in the data set.
         chunk: Games per chunk file.

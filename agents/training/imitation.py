@@ -26,66 +26,12 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from forty_thieves_env.envs.observation import O_NAMES, O_STOCK
+from agents.datasets.demonstrations import FIELDS, Demonstrations
 from forty_thieves_env.envs.resolved import ResolvedEnv
-
-FIELDS = O_NAMES[:O_STOCK]  # a player's observation fields (the oracle's come after)
-
-
-@dataclass
-class Demonstrations:
-    """Positions and the teacher's moves, row-aligned.
-
-    Attributes:
-        obs: Observation fields, each ``(N, *field shape) int8``.
-        masks: ``(N, n_actions) bool`` legal moves.
-        actions: ``(N,) int64`` the teacher's move.
-        returns: ``(N,) float32`` discounted return from the position on.
-        games: ``(G,)`` deals played; ``won``: ``(G,) bool``; ``home``: ``(G,)`` cards home;
-            ``lengths``: ``(G,)`` positions of each game (the rows are the games in order).
-    """
-
-    obs: dict[str, np.ndarray]
-    masks: np.ndarray
-    actions: np.ndarray
-    returns: np.ndarray
-    games: np.ndarray
-    won: np.ndarray
-    home: np.ndarray
-    lengths: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.actions)
-
-    @staticmethod
-    def concat(parts: Sequence[Demonstrations]) -> Demonstrations:
-        return Demonstrations(
-            obs={k: np.concatenate([p.obs[k] for p in parts]) for k in FIELDS},
-            masks=np.concatenate([p.masks for p in parts]),
-            actions=np.concatenate([p.actions for p in parts]),
-            returns=np.concatenate([p.returns for p in parts]),
-            games=np.concatenate([p.games for p in parts]),
-            won=np.concatenate([p.won for p in parts]),
-            home=np.concatenate([p.home for p in parts]),
-            lengths=np.concatenate([p.lengths for p in parts]),
-        )
-
-
-def training_deals(n: int, seed: int) -> np.ndarray:
-    """``n`` distinct deal numbers from the training range, drawn with ``seed``."""
-    from forty_thieves_env.engine.deals import TRAIN_RANGE
-
-    rng = np.random.default_rng([seed, 0x1D17A7E])
-    lo, hi = TRAIN_RANGE
-    deals = np.unique(rng.integers(lo, hi + 1, size=2 * n + 16))
-    rng.shuffle(deals)
-    return deals[:n]
-
 
 # ------------------------------------------------------------------------------ playing
 
@@ -248,14 +194,25 @@ def clone(
     max_grad_norm: float = 1.0,
     holdout: float = 0.05,
     seed: int = 0,
+    targets: str = "move",
+    decisive_weight: float = 1.0,
     log: Callable[[str], None] | None = print,
 ) -> dict[str, float]:
     """Fit an SB3 maskable policy to ``data`` (see the module docstring); return the last epoch's figures.
 
     ``holdout`` of the *games* is kept out of training to report the accuracy on unseen deals
-    (the share of positions where the most likely legal move is the teacher's).
+    (the share of positions where the most likely legal move is the teacher's), and on the
+    decisive ones alone when ``data`` marks them (``holdout_decisive_accuracy``).
+
+    With ``targets="votes"`` the positions whose search teacher split its votes between moves
+    (``data.soft_rows``) are fitted to the vote shares (cross-entropy with the shares) instead of
+    the move played; ``decisive_weight`` weighs the loss of the decisive positions
+    (``data.decisive``) against the others' 1. Without either, the fit is the plain cross-entropy
+    on the teacher's move (SB3's ``evaluate_actions``).
     """
     import torch
+
+    from agents.players.policy import masked_log_probs, policy_forward
 
     rng = np.random.default_rng(seed)
     game_of_row = np.repeat(np.arange(len(data.games)), data.lengths)
@@ -267,6 +224,19 @@ def clone(
     masks_t = torch.as_tensor(data.masks, device=dev)
     actions_t = torch.as_tensor(data.actions, device=dev)
     returns_t = torch.as_tensor(data.returns, device=dev)
+    # What the search knew: per-row loss weights and, where its votes split, the shares.
+    soft = targets == "votes" and data.soft_rows is not None and len(data.soft_rows) > 0
+    weighted = decisive_weight != 1.0 and data.decisive is not None
+    weights_t = soft_t = soft_index_t = None
+    if weighted:
+        assert data.decisive is not None
+        weights_t = torch.as_tensor(np.where(data.decisive, decisive_weight, 1.0).astype(np.float32), device=dev)
+    if soft:
+        assert data.soft_rows is not None and data.soft_targets is not None
+        index = np.full(len(data), -1, np.int64)
+        index[data.soft_rows] = np.arange(len(data.soft_rows))
+        soft_index_t = torch.as_tensor(index, device=dev)
+        soft_t = torch.as_tensor(data.soft_targets, device=dev)
     opt = torch.optim.Adam(policy.parameters(), lr=learning_rate, eps=1e-5)
     stats: dict[str, float] = {}
     for epoch in range(epochs):
@@ -279,10 +249,26 @@ def clone(
         for start in range(0, len(order), batch_size):
             idx = torch.as_tensor(order[start : start + batch_size], device=dev)
             obs = {k: v.index_select(0, idx) for k, v in obs_t.items()}
-            values, log_prob, _ = policy.evaluate_actions(
-                obs, actions_t.index_select(0, idx), action_masks=masks_t.index_select(0, idx)
-            )
-            nll = -log_prob.mean()
+            masks, actions = masks_t.index_select(0, idx), actions_t.index_select(0, idx)
+            if soft or weighted:
+                logits, values = policy_forward(policy, obs)
+                log_probs, _ = masked_log_probs(logits, masks)  # (B, n)
+                per_row = -log_probs.gather(1, actions.unsqueeze(1)).squeeze(1)
+                if soft_t is not None and soft_index_t is not None:
+                    k = soft_index_t.index_select(0, idx)
+                    split = k >= 0
+                    if bool(split.any()):
+                        shares = soft_t.index_select(0, k[split])
+                        per_row = per_row.clone()
+                        per_row[split] = -(shares * log_probs[split]).sum(1)
+                if weights_t is not None:
+                    w = weights_t.index_select(0, idx)
+                    nll = (w * per_row).sum() / w.sum().clamp(min=1e-8)
+                else:
+                    nll = per_row.mean()
+            else:
+                values, log_prob, _ = policy.evaluate_actions(obs, actions, action_masks=masks)
+                nll = -log_prob.mean()
             vf = torch.nn.functional.mse_loss(values.flatten(), returns_t.index_select(0, idx))
             loss = nll + vf_coef * vf
             opt.zero_grad()
@@ -296,6 +282,10 @@ def clone(
         stats["train_accuracy"] = _accuracy(policy, obs_t, masks_t, actions_t, order[:20000])
         if len(test_idx):
             stats["holdout_accuracy"] = _accuracy(policy, obs_t, masks_t, actions_t, test_idx)
+            if data.decisive is not None:
+                decisive_idx = test_idx[data.decisive[test_idx]]
+                if len(decisive_idx):
+                    stats["holdout_decisive_accuracy"] = _accuracy(policy, obs_t, masks_t, actions_t, decisive_idx)
         if log is not None:
             figures = ", ".join(f"{k} {v:.4f}" for k, v in stats.items() if k != "epoch")
             log(f"  clone epoch {epoch + 1}/{epochs}: {figures} ({time.monotonic() - t0:.0f} s)")

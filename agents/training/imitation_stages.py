@@ -9,7 +9,7 @@ teacher) and its fit (the policy refitted on every position so far). A run folde
 =================  ===========================================================================
 ``stages.json``    the record: the settings the stages were made with, and the finished stages in
                    order (file, size, SHA-256, seconds, the figures ``imitation.json`` reports)
-``games_0.npz``    the teacher's games (:class:`~.imitation.Demonstrations`, compressed)
+``games_0.npz``    the teacher's games (:class:`~agents.datasets.demonstrations.Demonstrations`, compressed)
 ``model_0.zip``    the model after the first fit
 ``games_<r>.npz``  DAgger round ``r``'s games
 ``model_<r>.zip``  the model refitted after round ``r``
@@ -25,7 +25,7 @@ depend on them) are moved aside whole, to ``imitation.replaced``, and the imitat
 finished (:func:`.runs.resume_point`); the stage folder stays, as the record of its data.
 
 The data is the data an uninterrupted run would have used: the deals are drawn from the config
-(:func:`.imitation.training_deals`), the teacher and the student are seeded per deal, and the
+(:func:`agents.datasets.demonstrations.training_deals`), the teacher and the student are seeded per deal, and the
 student of a DAgger round is always the previous round's model read from its zip.
 """
 
@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
+from agents.datasets.demonstrations import FIELDS, Demonstrations
 from agents.storage.files import DamagedFileError, damaged, read_json, replacing, write_json
 
-from .imitation import FIELDS, Demonstrations
 from .runs import IMITATION_STAGES, set_aside
 
 #: The record of the finished stages, in the stage folder.
@@ -52,6 +52,8 @@ RECORD = "stages.json"
 REPLACED = ".replaced"
 _TMP = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")  # agents.storage.files.replacing's temporary files
 _ARRAYS = ("masks", "actions", "returns", "games", "won", "home", "lengths")
+#: What a search teacher's data set adds (:class:`Demonstrations`' decisive flags and vote shares).
+_OPTIONAL = ("decisive", "soft_rows", "soft_targets")
 
 
 def stage_names(rounds: int) -> list[str]:
@@ -88,12 +90,13 @@ def stage_settings(config: Any) -> dict[str, Any]:
 def write_demonstrations(path: Path, data: Demonstrations) -> None:
     """Write ``data`` to ``path`` (an ``.npz``, compressed) atomically."""
     arrays = {f"obs.{k}": data.obs[k] for k in FIELDS} | {k: getattr(data, k) for k in _ARRAYS}
+    arrays |= {k: v for k in _OPTIONAL if (v := getattr(data, k)) is not None}
     with replacing(path) as f:
         np.savez_compressed(f, **arrays)  # type: ignore[arg-type]
 
 
 def read_demonstrations(path: Path, advice: str) -> Demonstrations:
-    """The :class:`~.imitation.Demonstrations` in ``path``, checked.
+    """The :class:`~agents.datasets.demonstrations.Demonstrations` in ``path``, checked.
 
     Raises:
         DamagedFileError: not an ``.npz`` of demonstrations, or arrays of unequal lengths.
@@ -106,7 +109,8 @@ def read_demonstrations(path: Path, advice: str) -> Demonstrations:
     missing = [k for k in (*(f"obs.{f}" for f in FIELDS), *_ARRAYS) if k not in arrays]
     if missing:
         raise damaged(path, f"no {', '.join(missing)}", advice)
-    data = Demonstrations(obs={k: arrays[f"obs.{k}"] for k in FIELDS}, **{k: arrays[k] for k in _ARRAYS})
+    optional = {k: arrays[k] for k in _OPTIONAL if k in arrays}
+    data = Demonstrations(obs={k: arrays[f"obs.{k}"] for k in FIELDS}, **{k: arrays[k] for k in _ARRAYS}, **optional)
     rows = {len(data.obs[k]) for k in FIELDS} | {len(data.masks), len(data.returns), int(data.lengths.sum())}
     if rows != {len(data)} or len({len(data.games), len(data.won), len(data.home), len(data.lengths)}) != 1:
         raise damaged(path, "arrays of unequal lengths", advice)

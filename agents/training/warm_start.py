@@ -133,7 +133,9 @@ class WarmStart:
         """Clone the config's teacher into the policy (then DAgger), saving each stage as it finishes
         (:mod:`.imitation_stages`) and going on after the last one an earlier session finished; write
         ``imitation_model.zip`` (with ``save``) and, last, ``imitation.json``."""
-        from .imitation import Demonstrations, clone, collect, training_deals
+        from agents.datasets.demonstrations import Demonstrations, training_deals
+
+        from .imitation import clone, collect
         from .imitation_stages import StageRecord, stage_settings, stage_title, write_demonstrations
 
         policy, save, env, config, run_dir, log = self.policy, self.save, self.env, self.config, self.run_dir, self.log
@@ -149,6 +151,7 @@ class WarmStart:
         fit = dict(
             batch_size=im.batch_size, learning_rate=im.learning_rate, vf_coef=im.vf_coef, seed=config.seed, log=log
         )
+        fit |= dict(targets=im.targets, decisive_weight=im.decisive_weight)
         fitted = max((r for r in range(im.dagger_rounds + 1) if record.finished(f"model_{r}")), default=-1)
         if record.last is not None:
             going_on = f"going on with {stage_title(record.next)}"
@@ -166,7 +169,11 @@ class WarmStart:
                 new = record.games(r)
             else:
                 t0 = time.monotonic()
-                if r == 0:
+                if r == 0 and im.dataset is not None:
+                    new = dataset_games(env, config, log)
+                    figures = {"games": im.games, "positions": len(new), "teacher_won": float(new.won.mean())}
+                    figures["dataset"] = im.dataset
+                elif r == 0:
                     log(f"imitation: {im.teacher} plays {im.games} training deals")
                     new = collect(env, deals[: im.games], im.teacher, workers=im.workers, log=log, **common)
                     figures = {"games": im.games, "positions": len(new), "teacher_won": float(new.won.mean())}
@@ -197,6 +204,39 @@ class WarmStart:
         info = {"teacher": im.teacher, "rounds": record.rounds_figures(), "seconds": record.seconds}
         write_json(run_dir / IMITATION_INFO, info)  # last: the imitation has finished
         log(f"imitation done in {info['seconds']:.0f} s -> {path.name}")
+
+
+def dataset_games(env: ResolvedEnv, config: TrainConfig, log: Callable[[str], None] | None = None) -> Any:
+    """The first ``imitation.games`` games of the config's data set (``imitation.dataset``), as
+    :class:`~agents.datasets.demonstrations.Demonstrations` with their decisive flags and vote
+    shares; without ``log``, only checked (before a run folder is made).
+
+    Raises:
+        ValueError: no such data set, one of other rules than the run's, or fewer games than asked.
+    """
+    from agents.datasets import load_dataset
+    from agents.datasets.manifest import read_manifest
+    from forty_thieves_env.envs.resolved import describe_variant
+
+    im = config.imitation
+    assert im is not None and im.dataset is not None
+    where = f"imitation.dataset {im.dataset}"
+    try:
+        settings = read_manifest(im.dataset, "collect it again").settings
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{where}: not a data set ({err})") from None
+    rules = ResolvedEnv.resolve(settings.env_id, settings.env_kwargs).variant
+    if rules != env.variant:
+        theirs, ours = describe_variant(rules), describe_variant(env.variant)
+        raise ValueError(f"{where} was played on {theirs}, this run plays {ours}")
+    if settings.games < im.games:
+        raise ValueError(f"{where} holds {settings.games} games, imitation.games asks for {im.games}")
+    if log is None:
+        return None
+    if settings.teacher != im.teacher:
+        log(f"imitation: the data set's teacher is {settings.teacher}; {im.teacher} labels the DAgger rounds")
+    log(f"imitation: the first {im.games} games of {im.dataset} ({settings.teacher})")
+    return load_dataset(im.dataset, log).to_demonstrations(config.gamma, im.games)
 
 
 def interrupted_in_imitation(run_dir: Path) -> str:

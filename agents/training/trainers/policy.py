@@ -11,7 +11,7 @@ from agents.configs.train_config import TrainConfig
 from forty_thieves_env.envs.resolved import ResolvedEnv
 
 from ..runs import ResumePoint, resume_point
-from ..warm_start import WarmStart, shared_weights
+from ..warm_start import WarmStart, dataset_games, shared_weights
 from .base import Trainer
 
 
@@ -58,6 +58,9 @@ class PolicyTrainer(Trainer):
         """Refuse a ``device`` this machine cannot train on and an ``init_model`` that does not
         exist or does not fit the config's network, before anything is written."""
         self.check_device()
+        imitation = self.config.imitation
+        if imitation is not None and imitation.dataset is not None:
+            dataset_games(self.env, self.config)
         if self.config.init_model is not None:
             from agents.players.shipped import resolve_model
 

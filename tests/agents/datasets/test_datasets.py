@@ -14,6 +14,7 @@ import pytest
 from agents.cli import main
 from agents.datasets import collect, load_dataset
 from agents.datasets.dataset import Dataset
+from agents.datasets.demonstrations import training_deals
 from agents.evaluation.games import agent_seed
 from agents.players.base import make_agent
 from agents.training import imitation
@@ -69,7 +70,7 @@ def test_two_collections_give_the_same_arrays_whichever_process_plays(heuristic_
 
 
 def test_the_chunks_hold_the_training_deals_of_the_seed_in_order(heuristic_set: Dataset) -> None:
-    deals = imitation.training_deals(HEURISTIC["games"], HEURISTIC["seed"])
+    deals = training_deals(HEURISTIC["games"], HEURISTIC["seed"])
     assert heuristic_set.games["deal"].tolist() == deals.tolist()
     assert heuristic_set.chunks == [0, 1, 2, 3] and heuristic_set.missing == [] and heuristic_set.damaged == []
     sizes = [len(np.load(heuristic_set.folder / "chunks" / f"{k:05d}.npz")["deal"]) for k in range(4)]
@@ -157,7 +158,7 @@ def test_to_demonstrations_is_what_the_imitation_collects(heuristic_set: Dataset
     """The same deals, seeds and idle cut through the imitation's own collection give the same rows,
     and the returns its discounting gives."""
     gamma = 0.99
-    deals = imitation.training_deals(HEURISTIC["games"], HEURISTIC["seed"])
+    deals = training_deals(HEURISTIC["games"], HEURISTIC["seed"])
     want = imitation.collect(
         "FortyThieves-v0", deals, "heuristic", seed=HEURISTIC["seed"], gamma=gamma, workers=1, log=None
     )

@@ -8,9 +8,10 @@ import pytest
 import torch
 
 import forty_thieves_env  # noqa: F401
+from agents.datasets.demonstrations import Demonstrations, training_deals
 from agents.evaluation.evaluate import agent_seed
 from agents.players.base import make_agent
-from agents.training.imitation import Demonstrations, clone, collect, training_deals
+from agents.training.imitation import clone, collect
 from forty_thieves_env.engine.deals import SPLITS
 
 ENV = "FortyThieves-Relaxed-v0"  # the heuristic wins nearly every deal: short, complete games
