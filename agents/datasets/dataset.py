@@ -248,7 +248,7 @@ class Dataset:
         from .demonstrations import Demonstrations
 
         n_games = self.n_games if games is None else int(games)
-        if not 0 < n_games <= self.n_games:
+        if not 0 <= n_games <= self.n_games or (games is not None and n_games < 1):
             raise ValueError(f"{self.folder} holds {self.n_games} games, not {n_games}")
         n = int(self.games["length"][:n_games].sum())  # its positions come first
         split = np.flatnonzero(self.positions["vote_n"][:n] > 1)  # votes for more than one move
