@@ -5,7 +5,7 @@ notes) and from the configs' comments, so a page cannot show a command that fail
 Each runs as written with its sizes scaled down (``--smoke``, and a tiny rollout, evaluation and step
 count after its own settings): it trains, evaluates and writes its final evaluation, or it is
 refused in one line before any run folder is made, for a reason this machine has (no GPU, no Ray
-cluster, a start model the page trains first). Every registered id trains from configs/ppo.yaml.
+cluster, a start model or a data set the page makes first). Every registered id trains from configs/ppo.yaml.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ REFUSALS = {
     "device=cuda": "no CUDA GPU",
     "ray_address=auto": "the Ray cluster at auto",
     "init_model=runs/": "init_model: no shipped model",
+    "imitation.dataset=runs/": "not a data set",  # the page collects it first
 }
 
 
