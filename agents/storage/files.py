@@ -34,6 +34,7 @@ __all__ = [
     "read_json",
     "repair_tail",
     "replacing",
+    "set_aside",
     "write_bytes",
     "write_json",
     "write_text",
@@ -265,6 +266,18 @@ class LineLog:
 
 
 # ----------------------------------------------------------------------- output folders
+
+
+#: The suffix given to a damaged file set aside (kept for a look, never read again).
+SET_ASIDE = ".damaged"
+
+
+def set_aside(path: str | os.PathLike[str]) -> Path:
+    """Rename a damaged file to ``<name>.damaged`` (kept for a look, never read again); return the new path."""
+    p = Path(path)
+    aside = p.with_name(p.name + SET_ASIDE)
+    os.replace(p, aside)
+    return aside
 
 
 def check_writable(folder: str | os.PathLike[str], what: str = "the output") -> Path:

@@ -42,9 +42,10 @@ from typing import Any
 import numpy as np
 
 from agents.datasets.demonstrations import FIELDS, Demonstrations
-from agents.storage.files import DamagedFileError, damaged, read_json, replacing, write_json
+from agents.storage.files import DamagedFileError, damaged, read_json, replacing, set_aside, write_json
 
-from .runs import IMITATION_STAGES, set_aside
+#: The folder of the imitation's finished stages, in a run folder.
+IMITATION_STAGES = "imitation"
 
 #: The record of the finished stages, in the stage folder.
 RECORD = "stages.json"

@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from agents.configs.config_file import load_env_config
 from agents.configs.run_file import CONFIG_FILE, check_run_config
 from agents.configs.train_config import RunConfig
-from agents.storage.files import DamagedFileError, LineLog, damaged, read_json, write_json
+from agents.storage.files import DamagedFileError, LineLog, damaged, read_json, set_aside, write_json
 from agents.storage.modelfile import check_model
+
+from .imitation_stages import IMITATION_STAGES, RECORD, StageRecord, stage_title
 
 if TYPE_CHECKING:
     from forty_thieves_env.envs.resolved import ResolvedEnv
@@ -35,11 +37,6 @@ CHECKPOINT_PREFIX = "rl_model"
 _CKPT = re.compile(rf"^{CHECKPOINT_PREFIX}_(\d+)_steps\.zip$")
 IMITATION_MODEL = "imitation_model.zip"
 IMITATION_INFO = "imitation.json"
-#: The folder of the imitation's finished stages (:mod:`agents.training.imitation_stages`).
-IMITATION_STAGES = "imitation"
-#: The suffix given to a damaged file set aside (kept for a look, never read again).
-SET_ASIDE = ".damaged"
-
 
 def library_versions() -> dict[str, Any]:
     """Python, platform, library versions and the git commit (for ``versions.json``)."""
@@ -193,13 +190,6 @@ def update_train_info(
     write_json(path, info)
 
 
-def set_aside(path: Path) -> Path:
-    """Rename a damaged file to ``<name>.damaged`` (kept for a look, never read again); return the new path."""
-    aside = path.with_name(path.name + SET_ASIDE)
-    os.replace(path, aside)
-    return aside
-
-
 # ------------------------------------------------------------------------- resuming
 
 
@@ -242,8 +232,6 @@ class ResumePoint:
         if self.stage == "imitation":
             return f"starts PPO from the finished imitation ({IMITATION_MODEL})"
         if self.stage == "imitation_stage":
-            from .imitation_stages import stage_title
-
             return (
                 f"continues the imitation with {stage_title(self.next_stage)} "
                 f"({stage_title(self.last_stage)} had finished, in {IMITATION_STAGES}/)"
@@ -302,8 +290,6 @@ def resume_point(run_dir: Path, imitation: bool, log: Callable[[str], None] = pr
         else:
             return ResumePoint(run_dir, "imitation", model)
     if imitation:
-        from .imitation_stages import RECORD, StageRecord
-
         record = StageRecord.read(run_dir / IMITATION_STAGES, log, mend)
         if record is not None and record.last is not None:
             return ResumePoint(

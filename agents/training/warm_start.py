@@ -21,7 +21,8 @@ from agents.storage.files import write_json
 from agents.storage.modelfile import read_parameters
 from forty_thieves_env.envs.resolved import ResolvedEnv
 
-from .runs import IMITATION_INFO, IMITATION_MODEL, IMITATION_STAGES, ResumePoint
+from .imitation_stages import IMITATION_STAGES
+from .runs import IMITATION_INFO, IMITATION_MODEL, ResumePoint
 
 
 def shared_weights(policy: Any, source: str) -> tuple[Path, dict[str, Any]]:

@@ -14,7 +14,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..engine.cards import N_CARDS
-from ..engine.checks import check_actions, check_int, is_integer
+from ..engine.checks import check_actions
 from ..engine.config import config_for
 from ..engine.deals import MAX_ENV_DEAL, check_deal_numbers
 from ..engine.layout import Cfg
@@ -27,7 +27,7 @@ from ..text.explain import why_illegal
 from ..text.notation import format_move
 from .batch_kernels import F_LEN, F_TERMINATED, F_TRUNCATED, reset_batch, step_batch_parallel, step_games
 from .observation import MASK_KEY, encode_obs, obs_place, observation_lay, observation_layout
-from .options import AUTORESETS, EnvOptions, check_batch, check_position, check_reset_deal
+from .options import AUTORESETS, EnvOptions, check_batch, check_position, check_reset_deal, check_seeds
 from .sampling import DEAL_RANGE, draw_next_deals, new_rng, sample_counted
 from .step import (
     G_CARDS,
@@ -276,26 +276,6 @@ class BatchGames:
             self.seed_rngs(None)
         return tuple(import_state(row) for row in self.gens)
 
-    def seed_list(self, seed: object) -> list[int | None]:
-        """The seed of each game for ``seed`` (see :meth:`seed_rngs`), checked before anything changes.
-
-        Raises:
-            TypeError: a seed that is not an integer (nor ``None``), or not one seed nor a sequence.
-            ValueError: a negative seed, or a sequence of other than ``num_envs`` seeds.
-        """
-        n = self.num_envs
-        if seed is None:
-            return [None] * n
-        if is_integer(seed):
-            first = check_int(seed, "seed", 0)
-            return [first + i for i in range(n)]
-        if isinstance(seed, (str, bytes)) or not isinstance(seed, (Sequence, np.ndarray)):
-            raise TypeError(f"seed must be None, an integer >= 0 or a sequence of {n} of them, got {seed!r}")
-        seeds = [None if x is None else check_int(x, f"seed[{k}]", 0) for k, x in enumerate(seed)]
-        if len(seeds) != n:
-            raise ValueError(f"a sequence of seeds must have num_envs={n} entries, got {len(seeds)}")
-        return seeds
-
     def seed_rngs(self, seed: int | Sequence[int | None] | None) -> None:
         """(Re)seed the games' generators: ``seed + i`` for game ``i``, a list of N seeds, or ``None``.
 
@@ -303,7 +283,7 @@ class BatchGames:
         ``SyncVectorEnv`` leaves a sub-environment's; games without one get an unseeded one.
         A reseeded game's next deal is drawn again from its new generator.
         """
-        seeds = self.seed_list(seed)
+        seeds = check_seeds(seed, self.num_envs)
         changed = [i for i, s in enumerate(seeds) if not self.seeded or s is not None]
         for i in changed:
             export_state(new_rng(seeds[i]), self.gens[i])
@@ -366,7 +346,7 @@ class BatchGames:
         """
         n = self.num_envs
         # Everything is checked before anything changes: a refused reset leaves every game as it was.
-        self.seed_list(seed)
+        check_seeds(seed, self.num_envs)
         if which is None:
             which = np.ones(n, dtype=np.bool_)
         elif not isinstance(which, np.ndarray) or which.dtype != np.bool_ or which.shape != (n,):

@@ -14,13 +14,13 @@ Like the engine, this module imports neither gymnasium nor torch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..engine.checks import check_choice, check_flag, check_int
+from ..engine.checks import check_choice, check_flag, check_int, is_integer
 from ..engine.config import config_for
 from ..engine.deals import MAX_ENV_DEAL, check_deal_number, check_deal_numbers, deal_split
 from ..engine.rules import count_legal
@@ -155,6 +155,28 @@ def check_batch(num_envs: int, max_episode_steps: int | None, autoreset: str, nu
         check_int(max_episode_steps, "max_episode_steps", 1)
     if num_threads is not None:
         check_int(num_threads, "num_threads", 1)
+
+
+def check_seeds(seed: object, n: int) -> list[int | None]:
+    """The seed of each of ``n`` games for a batch's ``seed`` argument, checked before anything
+    changes: ``None`` (each game keeps its generator), one integer (``seed + i`` for game ``i``)
+    or a sequence of ``n`` integers or ``None``.
+
+    Raises:
+        TypeError: a seed that is not an integer (nor ``None``), or not one seed nor a sequence.
+        ValueError: a negative seed, or a sequence of other than ``n`` seeds.
+    """
+    if seed is None:
+        return [None] * n
+    if is_integer(seed):
+        first = check_int(seed, "seed", 0)
+        return [first + i for i in range(n)]
+    if isinstance(seed, (str, bytes)) or not isinstance(seed, (Sequence, np.ndarray)):
+        raise TypeError(f"seed must be None, an integer >= 0 or a sequence of {n} of them, got {seed!r}")
+    seeds = [None if x is None else check_int(x, f"seed[{k}]", 0) for k, x in enumerate(seed)]
+    if len(seeds) != n:
+        raise ValueError(f"a sequence of seeds must have num_envs={n} entries, got {len(seeds)}")
+    return seeds
 
 
 def check_position(variant: Variant, position: object) -> np.ndarray:
