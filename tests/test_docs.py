@@ -31,9 +31,10 @@ HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 EXTERNAL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-def prose_lines(text: str) -> list[tuple[int, str]]:
-    """The (line number, line) pairs outside fenced code blocks, inline code spans blanked,
-    so that a ``[x](y)`` or ``# comment`` inside code is neither a link nor a heading."""
+def prose_lines(text: str, blank_inline_code: bool = True) -> list[tuple[int, str]]:
+    """The (line number, line) pairs outside fenced code blocks, inline code spans blanked
+    (unless told: figures name `agents`), so that a ``[x](y)`` or ``# comment`` inside code is
+    neither a link nor a heading."""
     out = []
     fence = None
     for n, line in enumerate(text.splitlines(), start=1):
@@ -45,7 +46,7 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
             if stripped.startswith(fence):
                 fence = None
             continue
-        out.append((n, re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line)))
+        out.append((n, re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line) if blank_inline_code else line))
     return out
 
 
@@ -202,7 +203,7 @@ def units(text: str) -> list[str]:
     """A page's table rows and prose paragraphs (lines joined), fenced code left out: the units
     a figure is read from."""
     out, para = [], []
-    for _, line in _lines_outside_code(text):
+    for _, line in prose_lines(text, blank_inline_code=False):
         starts_item = re.match(r"\s*(?:[*+-]|\d+\.)\s", line) is not None  # a list item is a unit of its own
         if (line.lstrip().startswith("|") or not line.strip() or starts_item) and para:
             out.append(" ".join(para))
@@ -213,22 +214,6 @@ def units(text: str) -> list[str]:
             para.append(line.strip())
     if para:
         out.append(" ".join(para))
-    return out
-
-
-def _lines_outside_code(text: str) -> list[tuple[int, str]]:
-    """(line number, line) outside fenced code blocks, inline code kept (figures name `agents`)."""
-    out, fence = [], None
-    for n, line in enumerate(text.splitlines(), start=1):
-        stripped = line.lstrip()
-        if fence is None and stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
-            continue
-        if fence is not None:
-            if stripped.startswith(fence):
-                fence = None
-            continue
-        out.append((n, line))
     return out
 
 
