@@ -160,7 +160,7 @@ class TrainConfig(RunConfig):
 
     algo: Literal["MaskablePPO", "TorchPPO"] = MASKABLE_ALGO
     policy: Literal["MultiInputPolicy", "MlpPolicy"] = "MultiInputPolicy"
-    n_timesteps: int = Field(1_000_000, ge=1)
+    n_timesteps: int = Field(1_000_000, ge=0)  # PPO steps after any imitation (0: the imitation alone)
     num_envs: int = Field(8, ge=1, le=1_048_576)  # games stepped together (called n_envs before)
     vec_env: Literal["auto", "native", "dummy", "subproc"] = "auto"
     learning_rate: Schedule = "lin_3e-4"

@@ -237,7 +237,9 @@ class Session:
             self.bar.close()
         seconds = time.monotonic() - self.started
         why = "interrupted" if interrupted else (self.stopped or "done")
-        if steps == self.done and why == "done":
+        if self.total == 0:
+            self.log("n_timesteps is 0: the final model is the one the run starts from (the imitation's, say)")
+        elif steps == self.done and why == "done":
             self.log(f"{self.run_dir} has already trained {steps:,} {self.unit}s (of {self.total:,})")
         self.saves.checkpoint(steps)
         self.saves.final()

@@ -78,3 +78,17 @@ def test_every_trainer_is_registered_with_its_config_model() -> None:
         assert trainer_class(algo).algo == algo
     with pytest.raises(ValueError, match="algos are MaskablePPO, TorchPPO, RLlibPPO"):
         trainer_class("PPO")
+
+
+@pytest.mark.parametrize("algo", ["MaskablePPO", "TorchPPO"])
+def test_n_timesteps_0_is_the_imitation_alone(algo: str, tmp_path: Path) -> None:
+    from tiny_training import IMITATION
+
+    from agents.storage.modelfile import read_parameters
+
+    overrides = [*TINY[1:], *REDEAL, *IMITATION, f"algo={algo}"]
+    run = train_quietly(overrides, tmp_path, algo, 0, seed=1, env_id="FortyThieves-v0")
+    final, imitated = (read_parameters(run / name)["policy"] for name in ("final_model.zip", "imitation_model.zip"))
+    assert all(final[k].equal(imitated[k]) for k in imitated)
+    assert json.loads((run / "final_eval.json").read_text())["model"] == "final_model.zip"
+    assert json.loads((run / "train_info.json").read_text())["num_timesteps"] == 0
