@@ -124,6 +124,13 @@ def make_vecenv(args: Args):
     )
 
 
+def close(vecenv) -> None:
+    """Close the vector env; Multiprocessing terminates its workers, and here they are reaped too."""
+    vecenv.close()
+    for process in getattr(vecenv, "processes", ()):
+        process.join(timeout=10)
+
+
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2)) -> nn.Linear:
     return pufferlib.pytorch.layer_init(layer, std)
 
@@ -252,7 +259,7 @@ def train(args: Args) -> dict:
             f"step {counts['steps']:>8,}  SPS {sps:>5}  games ended {counts['episodes']:>5}  "
             f"won {counts['wins']:>4}  illegal {counts['illegal']}  loss {counts['loss']:.3f}"
         )
-    vecenv.close()
+    close(vecenv)
     return counts
 
 
@@ -300,7 +307,7 @@ def bench(args: Args) -> dict[str, float]:
     workers = f" ({args.num_workers} workers)" if args.backend == "Multiprocessing" else ""
     label = f"pufferlib {args.backend}{workers}"
     results[f"{label}, {args.num_envs} games"] = timed(step_puffer, args.num_envs)
-    vecenv.close()
+    close(vecenv)
 
     envs = gym.make_vec(args.env_id, num_envs=args.num_envs, num_threads=1)
     state["mask"] = envs.reset(seed=args.seed)[1]["action_mask"]
