@@ -5,6 +5,9 @@ VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 # A local folder of wheels (this machine keeps the CPU torch wheel there) is used when present.
 WHEELS ?= /opt/wheels
+# rl-baselines3-zoo for its recipe's test, without its requirements (the [zoo] extra holds what its
+# train.py imports; pyproject.toml and docs/recipes.md say why).
+ZOO_SPEC ?= rl_zoo3==2.9.2 sb3-team-hf-integration==3.2
 PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
@@ -16,6 +19,7 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(PIP_LINKS) "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install -q $(PIP_LINKS) -e ".[dev]"
+	$(BIN)/python -m pip install -q --no-deps $(ZOO_SPEC)
 	# Compile the numba kernels now, so that the first run does not (see forty_thieves_env/warmup.py),
 	# and the solver's (the first solve in each worker process would otherwise compile them).
 	$(BIN)/python -m forty_thieves_env.warmup
