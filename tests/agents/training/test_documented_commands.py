@@ -159,6 +159,15 @@ def test_a_documented_command_trains_or_is_refused_before_the_run_folder(
         assert (run / "final_eval.json").is_file() and (run / "eval_state.json").is_file(), where
 
 
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
+def test_every_config_file_has_a_section_for_every_registered_id(config: Path) -> None:
+    from agents.configs.config_file import load_env_config
+
+    for env_id in ALL_IDS:
+        env, _ = load_env_config(config, env_id)
+        assert env.env_id == env_id
+
+
 @pytest.mark.parametrize("env_id", ALL_IDS)
 def test_every_registered_id_trains_from_the_recipe(env_id: str, tmp_path: Path) -> None:
     runs = tmp_path / "runs"
