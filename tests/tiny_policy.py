@@ -30,6 +30,11 @@ NETWORKS: dict[str, dict[str, Any]] = {
         "features_extractor_kwargs": {"embed_dim": 4, "column_dim": 8, "features_dim": 16},
         "net_arch": [16],
     },
+    "card_attention": {
+        "features_extractor": "card_attention",
+        "features_extractor_kwargs": {"top_cards": 3, "d_model": 8, "n_heads": 2, "n_layers": 1, "features_dim": 16},
+        "net_arch": [16],
+    },
     "mlp": {"features_extractor": "mlp", "net_arch": {"pi": [16], "vf": [8]}},
 }
 

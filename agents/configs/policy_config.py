@@ -39,6 +39,18 @@ class EmbeddingKwargs(Strict):
     features_dim: int = Field(256, ge=1, le=4096)  # output size of the extractor
 
 
+class AttentionKwargs(Strict):
+    """Options of :class:`.networks.card_attention.CardAttentionExtractor` (``features_extractor: card_attention``)."""
+
+    top_cards: int = Field(8, ge=1, le=64)  # slots from the top of each column read as tokens
+    waste_cards: int = Field(4, ge=1, le=64)  # top waste cards read as tokens
+    d_model: int = Field(64, ge=1, le=1024)  # width of a token
+    n_heads: int = Field(4, ge=1, le=64)  # attention heads (d_model a multiple of it)
+    n_layers: int = Field(2, ge=1, le=16)  # encoder layers
+    dim_feedforward: int = Field(128, ge=1, le=4096)  # width of each layer's feed-forward network
+    features_dim: int = Field(256, ge=1, le=4096)  # output size of the extractor
+
+
 class ScorerKwargs(Strict):
     """Options of :class:`agents.training.networks.move_scorer.MoveScorer` (``features_extractor: move_scorer``)."""
 
@@ -64,6 +76,7 @@ class LookupKwargs(Strict):
 #: The options model of each network that takes options.
 EXTRACTOR_KWARGS: dict[str, type[Strict]] = {
     "card_embedding": EmbeddingKwargs,
+    "card_attention": AttentionKwargs,
     "move_scorer": ScorerKwargs,
     "lookup_scorer": LookupKwargs,
 }
@@ -72,8 +85,12 @@ EXTRACTOR_KWARGS: dict[str, type[Strict]] = {
 class PolicyKwargs(Strict):
     """The policy network."""
 
-    features_extractor: Literal["card_embedding", "mlp", "move_scorer", "lookup_scorer"] = "card_embedding"
-    features_extractor_kwargs: EmbeddingKwargs | ScorerKwargs | LookupKwargs = Field(default_factory=EmbeddingKwargs)
+    features_extractor: Literal["card_embedding", "card_attention", "mlp", "move_scorer", "lookup_scorer"] = (
+        "card_embedding"
+    )
+    features_extractor_kwargs: EmbeddingKwargs | AttentionKwargs | ScorerKwargs | LookupKwargs = Field(
+        default_factory=EmbeddingKwargs
+    )
     net_arch: list[int] | NetArch = Field(default_factory=lambda: [256, 256])
     activation_fn: Literal["tanh", "relu"] = "tanh"
     ortho_init: bool = True
@@ -111,8 +128,17 @@ class PolicyKwargs(Strict):
         return self
 
     def problems(self) -> list[tuple[str, str]]:
-        """``(key, message)`` pairs: options given for another network than the one chosen."""
-        return [("policy_kwargs.features_extractor_kwargs", self._mismatch)] if self._mismatch else []
+        """``(key, message)`` pairs: options given for another network than the one chosen, or
+        attention heads that do not divide the token width."""
+        key = "policy_kwargs.features_extractor_kwargs"
+        if self._mismatch:
+            return [(key, self._mismatch)]
+        kwargs = self.features_extractor_kwargs
+        # Checked here, not in AttentionKwargs: a union member that raises would make the union's
+        # message list every other member's keys as well.
+        if isinstance(kwargs, AttentionKwargs) and kwargs.d_model % kwargs.n_heads:
+            return [(f"{key}.n_heads", f"d_model {kwargs.d_model} is not a multiple of n_heads {kwargs.n_heads}")]
+        return []
 
     @field_validator("net_arch")
     @classmethod

@@ -248,7 +248,7 @@ def describe_policy(config: dict[str, Any]) -> str:
     if extractor in ("move_scorer", "lookup_scorer"):  # their own layers: net_arch and activation do not apply
         sizes = ", ".join(f"{k} {v}" for k, v in (kwargs.get("features_extractor_kwargs") or {}).items())
         return f"{config.get('algo', '?')} with the {extractor} network ({sizes or 'defaults'})"
-    if extractor == "card_embedding" and kwargs.get("features_extractor_kwargs"):
+    if extractor in ("card_embedding", "card_attention") and kwargs.get("features_extractor_kwargs"):
         sizes = ", ".join(f"{k} {v}" for k, v in kwargs["features_extractor_kwargs"].items())
         features += f" ({sizes})"
     heads = kwargs.get("net_arch", "?")

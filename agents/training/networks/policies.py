@@ -3,8 +3,8 @@ the MaskablePPO model a config builds with them (:func:`build_model`), and the p
 the spaces without an environment or a model (:func:`build_policy`, the spaces from :func:`spaces_for`).
 
 The ``move_scorer`` and ``lookup_scorer`` networks are policy classes of their own (:mod:`.move_scorer`,
-:mod:`.lookup_scorer`); ``card_embedding`` is a features extractor under SB3's heads
-(:mod:`.card_embedding`); ``mlp`` is SB3's own.
+:mod:`.lookup_scorer`); ``card_embedding`` and ``card_attention`` are features extractors under SB3's
+heads (:mod:`.card_embedding`, :mod:`.card_attention`); ``mlp`` is SB3's own.
 """
 
 from __future__ import annotations
@@ -19,10 +19,13 @@ from agents.configs.train_config import TrainConfig, parse_schedule
 from forty_thieves_env.engine.variants import Variant, get_variant
 from forty_thieves_env.envs.registration import id_variant, is_env_id
 
+from .card_attention import CardAttentionExtractor
 from .card_embedding import CardEmbeddingExtractor
 
 #: The networks that score moves themselves (their own policy class; no net_arch).
 SCORERS = ("move_scorer", "lookup_scorer")
+#: The features extractors under SB3's heads, by the name a config gives them.
+EXTRACTORS = {"card_embedding": CardEmbeddingExtractor, "card_attention": CardAttentionExtractor}
 
 
 def policy_class_for(policy: str, policy_kwargs: object) -> Any:
@@ -62,8 +65,8 @@ def policy_kwargs_for(policy_kwargs: object, env_id: str | Variant | None = None
             variant = env_id if isinstance(env_id, Variant) else id_variant(env_id)[0]
             kwargs["alternate"] = variant.build == "alternate"
         return {"features_extractor_kwargs": kwargs}
-    if policy_kwargs.features_extractor == "card_embedding":
-        out["features_extractor_class"] = CardEmbeddingExtractor
+    if policy_kwargs.features_extractor in EXTRACTORS:
+        out["features_extractor_class"] = EXTRACTORS[policy_kwargs.features_extractor]
         out["features_extractor_kwargs"] = policy_kwargs.features_extractor_kwargs.model_dump()
     return out
 

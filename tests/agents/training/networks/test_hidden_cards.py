@@ -24,7 +24,7 @@ from agents.training.networks.policies import build_policy, spaces_for
 from forty_thieves_env.envs.observation import ObservationEncoder
 
 PPO_YAML = Path(__file__).resolve().parents[4] / "configs" / "ppo.yaml"
-NETWORKS = ("card_embedding", "mlp", "move_scorer", "lookup_scorer")
+NETWORKS = ("card_embedding", "card_attention", "mlp", "move_scorer", "lookup_scorer")
 OBSERVATIONS = ("dict", "flat", "oracle")
 
 

@@ -31,6 +31,7 @@ CASES = [
     ("lookup_scorer", "FortyThieves-v0", {"env_kwargs": {"observation": "oracle"}, "policy_kwargs": STOCK_CRITIC}),
     ("move_scorer", "FortyThieves-Easy-v0", {}),  # a level: runs capped, so fewer actions
     ("card_embedding", "FortyThieves-v0", {"learning_rate": "lin_1e-3_1e-4"}),
+    ("card_attention", "FortyThieves-Maria-v0", {}),  # 9 columns
     ("mlp", "FortyThieves-Relaxed-v0", {}),
 ]
 
