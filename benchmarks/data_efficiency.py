@@ -59,10 +59,11 @@ def _config_seed(folder: Path) -> int:
 
 def rows(points: list[Point]) -> list[tuple[int, int, int, int, list[Point]]]:
     """``(positions, seeds, wins, games, points)`` per data size (mean positions over the seeds),
-    wins and games pooled, smallest size first. Runs within 5 % of each other's positions are one size."""
+    wins and games pooled, smallest size first. Runs within 15 % of the smallest of a size are that size
+    (the heuristic's games give a few per cent more or fewer positions from seed to seed)."""
     sizes: dict[int, list[Point]] = defaultdict(list)
     for p in sorted(points, key=lambda p: p.positions):
-        key = next((k for k in sizes if abs(k - p.positions) <= 0.05 * k), p.positions)
+        key = next((k for k in sizes if abs(k - p.positions) <= 0.15 * k), p.positions)
         sizes[key].append(p)
     out = []
     for group in sizes.values():
