@@ -269,7 +269,7 @@ def quoted_figures(text: str) -> list[tuple[str, float, str]]:
             if m:
                 add("solver_ceiling.won", m.group(1), unit)
                 add("solver_ceiling.win_rate", m.group(2), unit)
-        for name in ("classic", "relaxed", "streets"):
+        for name in figures()["shipped_models"]:  # every shipped model docs/figures.yaml lists
             key = f"shipped_models.{name}"
             # a row naming the agent, or a row of the shipped models' table (`NAME` | NAME | ...)
             named = re.search(rf"ppo --model {name}`", unit) or re.match(rf"\|\s*`{name}`\s*\|\s*{name}\s*\|", unit)

@@ -1,11 +1,12 @@
 """The shipped models play the same games as when they were shipped.
 
 Each row was recorded by playing a shipped model on its own variant, on deals 1-3, as its metadata
-says (all three draw their moves from the policy: ``deterministic: false``) with the agent seeded by
+says (all four draw their moves from the policy: ``deterministic: false``) with the agent seeded by
 the deal number: the number of moves, the outcome and a digest of the whole move list. The
 ``classic`` and ``relaxed`` rows were recorded at commit 353d0af, the ``streets`` rows when it was
-shipped (on top of 9409991). A change of code that moves a network class, touches the observation
-or the action encoding shows up here as another game.
+shipped (on top of 9409991), the ``josephine`` rows when it was shipped (on top of aeccd57). A
+change of code that moves a network class, touches the observation or the action encoding shows
+up here as another game.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ GAMES = {
     ("streets", 1): (1000, False, 33, "515929ed89b554de"),
     ("streets", 2): (267, True, 104, "93ed4d8fd35e2635"),
     ("streets", 3): (1000, False, 56, "829558d0e4e3dd83"),
+    ("josephine", 1): (1000, False, 41, "81d7d91e71e617fe"),
+    ("josephine", 2): (230, True, 104, "3ee2e8712ac9e55c"),
+    ("josephine", 3): (179, False, 61, "bf27af8e07c53363"),
 }
 
 
