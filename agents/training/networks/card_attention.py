@@ -41,6 +41,8 @@ from torch import nn
 from forty_thieves_env.engine.cards import N_RANKS
 from forty_thieves_env.envs.observation import N_OBS_CODES, NO_CARD
 
+from .card_facts import columns_top_first
+
 
 class CardAttentionExtractor(BaseFeaturesExtractor):
     """Cards as tokens of a transformer encoder, pooled per column (see the module docstring).
@@ -112,12 +114,7 @@ class CardAttentionExtractor(BaseFeaturesExtractor):
         counts = observations["counts"].float()  # (B, 2)
         b, c, k, w = tableau.shape[0], self.n_cols, self.top_cards, self.waste_cards
 
-        # The columns' top k slots, top first. Cards lie contiguously from the bottom, so the
-        # length is the count of occupied slots.
-        length = (tableau != NO_CARD).sum(-1)  # (B, C)
-        index = length.unsqueeze(-1) - 1 - self.slot  # (B, C, K), negative past the bottom
-        codes = tableau.gather(2, index.clamp(min=0))  # (B, C, K)
-        codes = torch.where(index >= 0, codes, torch.full_like(codes, NO_CARD))
+        codes, length = columns_top_first(tableau, k)  # (B, C, K) top first, (B, C)
         col_pad = self.slot >= length.clamp(min=1).unsqueeze(-1)  # (B, C, K), slot 0 always kept
         under = (length - k).clamp(min=0)  # (B, C)
         cols = self.embed(codes) + self.col_pos[:, None] + self.depth_pos + self.below[under].unsqueeze(2)

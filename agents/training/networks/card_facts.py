@@ -218,6 +218,26 @@ def _code_tables(alternate: bool) -> tuple[np.ndarray, np.ndarray]:
     return onto, piles
 
 
+def columns_top_first(tableau: Any, slots: int) -> tuple[Any, Any]:
+    """Each column's top ``slots`` slots, top first (slot ``k``: the card ``k`` places below the
+    playable one), in torch: the tableau networks all read columns this way.
+
+    Args:
+        tableau: The ``Dict`` observation's ``tableau``, ``(B, C, D)`` integer codes, bottom card
+            first, ``NO_CARD`` past the end (cards lie contiguously from the bottom).
+        slots: How many slots from the top (at most ``D``).
+
+    Returns:
+        ``(B, C, slots)`` codes (``NO_CARD`` past the column's bottom) and ``(B, C)`` lengths.
+    """
+    import torch
+
+    length = (tableau != NO_CARD).sum(-1)  # (B, C)
+    pos = length.unsqueeze(-1) - 1 - torch.arange(slots, device=tableau.device)  # (B, C, slots)
+    top = tableau.gather(2, pos.clamp(min=0))
+    return torch.where(pos >= 0, top, torch.full_like(top, NO_CARD)), length
+
+
 def card_facts_torch(
     tableau: Any,
     waste: Any,
@@ -255,11 +275,8 @@ def card_facts_torch(
     # Every code's facts in this position: (B, 54) each.
     need = ranks.view(1, 1, N_RANKS, 1) - h.view(b, 4, 1, 2)  # (B, 4, 13, 2): cards before it on each pile
     dist = torch.where(need >= 0, need, torch.full_like(need, N_RANKS)).amin(-1).reshape(b, 52)
-    length = (tab != NO_CARD).sum(-1)  # (B, C)
+    top, length = columns_top_first(tab, d)  # (B, C, D) top first, (B, C)
     k = torch.arange(d, device=dev)
-    pos = length.unsqueeze(-1) - 1 - k  # (B, C, D): slot k from the top
-    top = tab.gather(2, pos.clamp(min=0))
-    top = torch.where(pos >= 0, top, torch.full_like(top, NO_CARD))  # (B, C, D) top first
     present = torch.zeros(b, N_OBS_CODES + 1, dtype=torch.bool, device=dev)
     present.scatter_(1, top[:, :, 0], True)
     present[:, FACE_DOWN] = False

@@ -48,6 +48,7 @@ from forty_thieves_env.engine.actions import n_actions_for
 from forty_thieves_env.engine.cards import N_RANKS
 from forty_thieves_env.envs.observation import FACE_DOWN, N_CODES, N_OBS_CODES, NO_CARD
 
+from .card_facts import columns_top_first
 from .scorer_policy import ScorerPolicy
 
 N_SUITS = 4
@@ -193,11 +194,8 @@ class MoveScorer(BaseFeaturesExtractor):
         dist = self._distances(heights)  # (B, 54)
 
         # Columns read from the top: slot k is the card k places below the playable one.
-        length = (tableau != NO_CARD).sum(-1)  # (B, C)
+        top, length = columns_top_first(tableau, d)  # (B, C, D) top first, (B, C)
         k = torch.arange(d, device=tableau.device)
-        pos = length.unsqueeze(-1) - 1 - k  # (B, C, D)
-        top = tableau.gather(2, pos.clamp(min=0))
-        top = torch.where(pos >= 0, top, torch.full_like(top, NO_CARD))  # (B, C, D) top first
         top_dist = dist.gather(1, top.reshape(b, -1)).reshape(b, c, d)  # (B, C, D)
         # The shallowest card nearest home: min over slots of dist * D + depth from top.
         key = (top_dist * d + k).int().amin(-1).long()  # (B, C); int32: the int64 reduction is slower
