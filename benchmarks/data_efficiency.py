@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.evaluation.statistics import wilson_interval
+from agents.storage.yamlfile import load_yaml
 
 
 @dataclass(frozen=True)
@@ -38,23 +39,16 @@ class Point:
 
 
 def read_run(folder: Path) -> Point:
-    """The point of one run folder; a folder without both files is a ``ValueError`` naming it."""
+    """The point of one run folder; a folder without its three files is a ``ValueError`` naming it."""
     try:
         imitation = json.loads((folder / "imitation.json").read_text(encoding="utf-8"))
         final = json.loads((folder / "final_eval.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        (section,) = load_yaml(folder / "config.yaml").values()  # one section, keyed by the env id
+    except (OSError, ValueError) as err:  # a YAMLFileError is a ValueError
         raise ValueError(f"{folder}: not a finished imitation run ({err})") from err
     positions = sum(int(r["positions"]) for r in imitation["rounds"])
     summary = final["summary"]
-    seed = _config_seed(folder)
-    return Point(folder.name, positions, int(summary["wins"]), int(summary["games"]), seed)
-
-
-def _config_seed(folder: Path) -> int:
-    for line in (folder / "config.yaml").read_text(encoding="utf-8").splitlines():
-        if line.strip().startswith("seed:"):
-            return int(line.split(":", 1)[1])
-    return 0
+    return Point(folder.name, positions, int(summary["wins"]), int(summary["games"]), int(section["seed"]))
 
 
 def rows(points: list[Point]) -> list[tuple[int, int, int, int, list[Point]]]:
