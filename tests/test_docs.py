@@ -244,6 +244,7 @@ def quoted_figures(text: str) -> list[tuple[str, float, str]]:
     """
     found: list[tuple[str, str, str]] = []
     add = lambda name, value, unit: found.append((name, figure_text(value), unit))  # noqa: E731
+    shipped = list(figures()["shipped_models"])  # every shipped model docs/figures.yaml lists
     for unit in units(text):
         row = unit.lstrip().startswith("|")
         other_preset = row and any(c in OTHER_PRESETS for c in _cells(unit))  # another preset's ceiling
@@ -269,7 +270,7 @@ def quoted_figures(text: str) -> list[tuple[str, float, str]]:
             if m:
                 add("solver_ceiling.won", m.group(1), unit)
                 add("solver_ceiling.win_rate", m.group(2), unit)
-        for name in figures()["shipped_models"]:  # every shipped model docs/figures.yaml lists
+        for name in shipped:
             key = f"shipped_models.{name}"
             # a row naming the agent, or a row of the shipped models' table (`NAME` | NAME | ...)
             named = re.search(rf"ppo --model {name}`", unit) or re.match(rf"\|\s*`{name}`\s*\|\s*{name}\s*\|", unit)
